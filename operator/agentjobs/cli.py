@@ -1,0 +1,150 @@
+"""The ``agentjobs`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO, NoReturn
+
+from agentjobs.adapters import output_dir
+from agentjobs.logic import artifact_rule, phase, resolution
+from agentjobs.logic.transcript_reader import TranscriptReader
+from agentjobs.models.contract import TranscriptFormat
+
+READ_CHUNK = 1024 * 1024
+
+
+class _OneLineErrors(argparse.ArgumentParser):
+    """Bad flags end with one line on stderr and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _OneLineErrors(prog="agentjobs", description="Run AI-agent jobs on Kubernetes.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineErrors)
+    report = commands.add_parser(
+        "report",
+        help="read an agent's log offline and print the verdict as one JSON object",
+        description="Read an agent's log (a file, or - for stdin) through the streaming "
+        "TASK_RESULT reader and print the phase's verdict as one JSON object.",
+    )
+    report.add_argument(
+        "--format",
+        choices=[f.value for f in TranscriptFormat],
+        default="text",
+        help="how the log is laid out (default: text)",
+    )
+    report.add_argument(
+        "--exit-code",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the agent container's exit code (default: 0)",
+    )
+    report.add_argument(
+        "--stream-broken", action="store_true", help="the log was not read whole (R14)"
+    )
+    report.add_argument("--cancelled", action="store_true", help="the phase was cancelled")
+    report.add_argument(
+        "--artifacts",
+        type=Path,
+        metavar="DIR",
+        help="the phase's artifacts/output directory, to apply the artifact rule",
+    )
+    report.add_argument(
+        "--phase-name",
+        default="phase",
+        metavar="NAME",
+        help="the phase's name, used in recovered artifacts and errors",
+    )
+    report.add_argument(
+        "log",
+        nargs="?",
+        default="-",
+        metavar="LOG",
+        help="the log file, or - for standard input (default)",
+    )
+    return parser
+
+
+def _read_log(source: BinaryIO, reader: TranscriptReader) -> None:
+    while chunk := source.read(READ_CHUNK):
+        reader.feed(chunk)
+
+
+def _report(args: argparse.Namespace) -> dict[str, Any]:
+    transcript_format = TranscriptFormat(args.format)
+    reader = TranscriptReader(transcript_format)
+    if args.log == "-":
+        _read_log(sys.stdin.buffer, reader)
+    else:
+        with open(args.log, "rb") as log:
+            _read_log(log, reader)
+    verdict = reader.close()
+    output = output_dir.list_output(args.artifacts) if args.artifacts is not None else None
+    warnings = list(verdict.report.warnings)
+    stream_intact = not args.stream_broken
+    if transcript_format is TranscriptFormat.JSONL and not verdict.terminal_event_seen:
+        stream_intact = False
+        warnings.append("no terminal result event in the jsonl transcript: stream broken (R14)")
+    result = phase.resolve_phase(
+        report=verdict.report,
+        run=resolution.RunFacts(
+            exit_code=args.exit_code, stream_intact=stream_intact, cancelled=args.cancelled
+        ),
+        output=output,
+        recovery=artifact_rule.RecoveryContext(
+            phase_name=args.phase_name, last_message=verdict.last_message
+        ),
+        now=datetime.now(UTC),
+    )
+    report = verdict.report
+    printed: dict[str, Any] = {
+        "state": report.state.value,
+        "success": report.success,
+        "failure_reason": report.failure_reason,
+        "side_effects": report.side_effects,
+        "comments": report.comments,
+        "warnings": warnings,
+        "phase": result.status.value,
+        "failure_classification": result.failure_classification,
+        "reported_failure_reason": result.reported_failure_reason,
+        "last_message": verdict.last_message,
+        "task_outcome": result.task_outcome.model_dump(mode="json"),
+    }
+    if result.artifacts is not None:
+        warnings.extend(result.artifacts.warnings)
+        printed["artifacts"] = [
+            artifact.model_dump(
+                mode="json", include={"path", "title", "size", "recovered", "kept_as"}
+            )
+            for artifact in result.artifacts.artifacts
+        ]
+        printed["deliverable_recovered"] = result.artifacts.deliverable_recovered
+        printed["error"] = result.error
+    return printed
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        printed = _report(args)
+    except (OSError, output_dir.NotADirectory) as error:
+        message = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        target = getattr(error, "filename", None)
+        prefix = f"{target}: " if target and str(target) not in message else ""
+        print(f"agentjobs: error: {prefix}{message}", file=sys.stderr)
+        return 2
+    json.dump(printed, sys.stdout, ensure_ascii=False)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

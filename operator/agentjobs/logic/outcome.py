@@ -1,0 +1,112 @@
+"""R36: the one ``TaskOutcome`` a phase or an execution ends with.
+
+From a readable report that decided the phase, the agent is the source
+(terminal reason ``finish_action``). Otherwise the system is, and the
+outcome is derived from what ended the run: the recoverable kinds (auth,
+quota, config, rate limit, transient) give ``blocked``, others ``failed``;
+auth and config problems need the user to change a setting.
+
+Decisions where the contract is silent: a completed phase whose agent
+reported ``side_effects`` ``denied`` or ``failed`` is a ``partial_success``
+(its deliverable exists but a write did not go through); a cancelled phase
+is ``unknown`` (nobody can tell how it would have ended); a phase that
+completed without a report is a system ``success``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from agentjobs.models.contract import (
+    Blocker,
+    FailureKind,
+    PhaseStatus,
+    Report,
+    ReportState,
+    SideEffects,
+    SystemFailure,
+    TaskOutcome,
+    TaskOutcomeSource,
+    TaskOutcomeStatus,
+)
+
+BLOCKING_KINDS = frozenset(
+    {
+        FailureKind.AUTH,
+        FailureKind.QUOTA,
+        FailureKind.CONFIG,
+        FailureKind.RATE_LIMIT,
+        FailureKind.TRANSIENT,
+    }
+)
+USER_ACTION_KINDS = frozenset({FailureKind.AUTH, FailureKind.CONFIG})
+AGENT_TERMINAL_REASON = "finish_action"
+_INCOMPLETE_WRITES = (SideEffects.DENIED, SideEffects.FAILED)
+
+
+def from_failure(failure: SystemFailure, *, now: datetime) -> TaskOutcome:
+    """The system's outcome for a run that ended because of ``failure``."""
+    blocked = failure.kind in BLOCKING_KINDS
+    return TaskOutcome(
+        status=TaskOutcomeStatus.BLOCKED if blocked else TaskOutcomeStatus.FAILED,
+        source=TaskOutcomeSource.SYSTEM,
+        summary=failure.message,
+        blockers=[Blocker(type=failure.kind.value, message=failure.message, recoverable=blocked)],
+        needs_user_action=failure.kind in USER_ACTION_KINDS,
+        terminal_reason=failure.code,
+        reported_at=now,
+    )
+
+
+def from_report(report: Report, *, now: datetime) -> TaskOutcome:
+    """The agent's outcome, from a readable report that decided its phase."""
+    if report.state is ReportState.SUCCESS:
+        partial = report.side_effects in _INCOMPLETE_WRITES
+        summary = report.comments or "The agent reported success."
+        blockers = []
+        if partial:
+            message = f"an external write {report.side_effects}: {summary}"
+            blockers = [Blocker(type="side_effects", message=message, recoverable=True)]
+        return TaskOutcome(
+            status=TaskOutcomeStatus.PARTIAL_SUCCESS if partial else TaskOutcomeStatus.SUCCESS,
+            source=TaskOutcomeSource.AGENT,
+            summary=summary,
+            blockers=blockers,
+            terminal_reason=AGENT_TERMINAL_REASON,
+            reported_at=now,
+        )
+    reason = report.failure_reason.value if report.failure_reason else "unspecified"
+    summary = report.comments or f"The agent reported failure ({reason})."
+    return TaskOutcome(
+        status=TaskOutcomeStatus.FAILED,
+        source=TaskOutcomeSource.AGENT,
+        summary=summary,
+        blockers=[Blocker(type=f"agent_{reason}", message=summary, recoverable=False)],
+        terminal_reason=AGENT_TERMINAL_REASON,
+        reported_at=now,
+    )
+
+
+def for_phase(
+    *, status: PhaseStatus, report: Report, cause: SystemFailure | None, now: datetime
+) -> TaskOutcome:
+    """R36 for a phase that has ended."""
+    if status is PhaseStatus.CANCELLED:
+        return TaskOutcome(
+            status=TaskOutcomeStatus.UNKNOWN,
+            source=TaskOutcomeSource.SYSTEM,
+            summary="The phase was cancelled before it finished.",
+            terminal_reason="cancelled",
+            reported_at=now,
+        )
+    if cause is not None:
+        return from_failure(cause, now=now)
+    if report.state in (ReportState.SUCCESS, ReportState.FAILURE):
+        return from_report(report, now=now)
+    return TaskOutcome(
+        status=TaskOutcomeStatus.SUCCESS,
+        source=TaskOutcomeSource.SYSTEM,
+        summary="The agent exited cleanly without a report; its output met the artifact rule.",
+        terminal_reason="completed_without_report",
+        reported_at=now,
+    )

@@ -1,0 +1,136 @@
+"""R5-R9: what a closed report's JSON body says.
+
+The body has already been cut out of the log by the reader (R1-R4); this
+module only interprets it. Every way a body can be wrong ends in an
+``unreadable`` report whose first warning says why, so that an operator can
+tell the agent's author what to fix.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agentjobs.models.contract import FailureReason, Report, ReportState, SideEffects
+
+_FAILURE_REASONS = {reason.value: reason for reason in FailureReason}
+_SIDE_EFFECTS = {word.value: word for word in SideEffects}
+_LEGACY_STATUS = {"completed": True, "failed": False}
+
+
+class _DuplicateKeys:
+    """Remembers whether the outermost JSON object repeated a key (R5).
+
+    ``object_pairs_hook`` sees inner objects before outer ones, so the last
+    object it sees is the top-level one.
+    """
+
+    def __init__(self) -> None:
+        self.top_level_duplicates: list[str] = []
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        self.top_level_duplicates = []
+        for key, _ in pairs:
+            if key in seen:
+                self.top_level_duplicates.append(key)
+            seen.add(key)
+        return dict(pairs)
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def unreadable(reason: str, warnings: list[str] | None = None) -> Report:
+    """An unreadable report whose first warning names the reason."""
+    return Report(
+        state=ReportState.UNREADABLE, warnings=[f"unreadable report: {reason}"] + (warnings or [])
+    )
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def read_report_body(body: str, *, warnings: list[str]) -> Report:
+    """Interpret one report body (R5-R9); ``warnings`` are the reader's own (e.g. R4's fence)."""
+    duplicates = _DuplicateKeys()
+    try:
+        value = json.loads(body, object_pairs_hook=duplicates, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as error:
+        return unreadable(f"the body is not one JSON value ({_short(error)})", warnings)
+    if not isinstance(value, dict):
+        return unreadable(f"the body is {_json_type(value)}, not a JSON object", warnings)
+    if duplicates.top_level_duplicates:
+        keys = ", ".join(sorted(set(duplicates.top_level_duplicates)))
+        return unreadable(f"key written twice at the top level: {keys}", warnings)
+    return _read_object(value, list(warnings))
+
+
+def _short(error: Exception) -> str:
+    text = str(error) or type(error).__name__
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _read_object(body: dict[str, Any], warnings: list[str]) -> Report:
+    success = body.get("success")
+    if "success" in body:
+        if not isinstance(success, bool):
+            return unreadable(f"`success` is {_json_type(success)}, not a JSON boolean", warnings)
+    else:
+        status = body.get("status")
+        if not isinstance(status, str) or status not in _LEGACY_STATUS:
+            found = "missing" if "status" not in body else f"{_json_type(status)} {status!r}"[:80]
+            return unreadable(f"no boolean `success`, and the legacy `status` is {found}", warnings)
+        success = _LEGACY_STATUS[status]
+        warnings.append(f'legacy `status: "{status}"` read as `success: {str(success).lower()}`')
+
+    failure_reason: FailureReason | None = None
+    raw_reason = body.get("failure_reason")
+    if success:
+        if "failure_reason" in body:
+            warnings.append("`failure_reason` ignored because `success` is true")
+    else:
+        failure_reason = _FAILURE_REASONS.get(raw_reason) if isinstance(raw_reason, str) else None
+        if failure_reason is None:
+            found = "missing" if "failure_reason" not in body else repr(raw_reason)[:80]
+            warnings.append(
+                f"`failure_reason` recorded as null: {found} is not one of "
+                "task, platform, refused, unknown"
+            )
+
+    side_effects: SideEffects | None = None
+    if "side_effects" in body:
+        raw_side_effects = body["side_effects"]
+        if isinstance(raw_side_effects, str):
+            side_effects = _SIDE_EFFECTS.get(raw_side_effects)
+        if side_effects is None:
+            warnings.append(
+                f"`side_effects` recorded as not reported: {raw_side_effects!r:.80} "
+                "is not one of none, succeeded, denied, failed"
+            )
+
+    comments = body.get("comments")
+    if comments is not None and not isinstance(comments, str):
+        warnings.append(f"`comments` dropped: it is {_json_type(comments)}, not a string")
+        comments = None
+
+    return Report(
+        state=ReportState.SUCCESS if success else ReportState.FAILURE,
+        success=success,
+        failure_reason=failure_reason,
+        side_effects=side_effects,
+        comments=comments,
+        warnings=warnings,
+    )

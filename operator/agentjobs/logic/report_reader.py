@@ -1,0 +1,360 @@
+"""R1-R4, R10-R12 and R13a (text): find and read TASK_RESULT blocks in a log stream.
+
+:class:`TextReportReader` is fed lines by a :class:`~agentjobs.logic.lines.LineAssembler`
+and keeps, at any time, at most one open report body (``BODY_LIMIT``), the
+tail of the log's prose (``LAST_MESSAGE_LIMIT``) and the strongest report
+closed so far (R11); never the log itself.
+
+Decisions taken where the contract is silent (each one keeps the verdict a
+function of the log's content alone, R12):
+
+- The JSON value starts at the first non-blank character after the marker.
+  A value that does not start with ``{`` is unreadable at once; the rest of
+  its line belongs to the report and the next line is read as prose.
+- JSON strings cannot hold a raw newline, so a line that ends inside a
+  string makes the report unreadable there.
+- After the value ends, the rest of its line must be blank (or, in a fenced
+  body, the closing fence); then the next line must be the terminator (or
+  the closing fence and then the terminator). A line that breaks this
+  closes the report as unreadable and is then read again as a line of its own.
+- A body over ``BODY_LIMIT`` bytes, or a report line over the line-piece
+  limit, makes the report unreadable; the lines after it still belong to
+  the report until a terminator or a new marker.
+- A ``TASK_RESULT_END`` line outside any report is ignored, not prose.
+- A UTF-8 byte-order mark before a marker is ignored like a leading space.
+- Report lines are not prose, and a report ends a paragraph: the last
+  message is the last run of non-blank prose lines, before or after reports.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum, auto
+
+from agentjobs.logic import ansi, report_body
+from agentjobs.models.contract import Report, ReportState
+
+MARKER = b"TASK_RESULT:"
+TERMINATOR = "TASK_RESULT_END"
+BODY_LIMIT = 1024 * 1024
+LAST_MESSAGE_LIMIT = 64 * 1024
+LINE_PIECE_LIMIT = BODY_LIMIT + 4096
+
+# "TASK_RESULT", or any beginning of it directly followed by ESC: an escape sequence
+# cut into the stem may hide a marker that R1's stripping reveals.
+_STEM_OR_CUT_STEM = re.compile(
+    rb"T(?:A(?:S(?:K(?:_(?:R(?:E(?:S(?:U(?:L(?:T|\x1b)|\x1b)|\x1b)|\x1b)|\x1b)|\x1b)|\x1b)"
+    rb"|\x1b)|\x1b)|\x1b)"
+)
+_LEADING_BLANKS = re.compile(rb"(?:[ \t]|\xef\xbb\xbf)*")
+_FENCE = re.compile(r"```[A-Za-z0-9_+-]*")
+_JSON_STRUCTURE = re.compile(r'["{}\[\]]')
+_STRING_REST = re.compile(r'(?:[^"\\\n]|\\.)*')
+
+_STRENGTH = {
+    ReportState.FAILURE: 3,
+    ReportState.SUCCESS: 2,
+    ReportState.UNREADABLE: 1,
+    ReportState.NOT_REPORTED: 0,
+}
+
+
+class _State(Enum):
+    PROSE = auto()
+    AWAIT_VALUE = auto()
+    IN_VALUE = auto()
+    AWAIT_FENCE_CLOSE = auto()
+    AWAIT_TERMINATOR = auto()
+    SKIP = auto()
+
+
+class TextReportReader:
+    """The report-reading state machine over ANSI-stripped lines of text."""
+
+    def __init__(self) -> None:
+        self._state = _State.PROSE
+        self._body: list[str] = []
+        self._body_size = 0
+        self._fenced = False
+        self._depth = 0
+        self._body_warnings: list[str] = []
+        self._prose = bytearray()
+        self._message_prose: bytearray | None = None
+        self._strongest: Report | None = None
+        self._counts: dict[ReportState, int] = {}
+
+    # -- LineSink ---------------------------------------------------------
+
+    def lines(self, block: bytes) -> None:
+        position = 0
+        size = len(block)
+        while position < size:
+            if self._state is _State.PROSE or self._state is _State.SKIP:
+                # Fast path: only a line holding the marker's stem (perhaps cut by an
+                # escape sequence) can change anything; every other line is prose.
+                hit = _STEM_OR_CUT_STEM.search(block, position)
+                if hit is None:
+                    if self._state is _State.PROSE:
+                        self._add_prose(block[position:] if position else block)
+                    return
+                newline = block.rfind(b"\n", position, hit.start())
+                line_start = newline + 1 if newline >= 0 else position
+                if line_start > position and self._state is _State.PROSE:
+                    self._add_prose(block[position:line_start])
+                position = line_start
+            line_end = block.find(b"\n", position) + 1 or size
+            self._line(block[position:line_end], line_end=True)
+            position = line_end
+
+    def piece(self, data: bytes, *, continuation: bool, line_end: bool) -> None:
+        if not continuation:
+            self._line(data, line_end=line_end)
+        elif self._state is _State.PROSE:
+            self._add_prose(data)
+        elif self._state is not _State.SKIP:
+            self._close_unreadable(
+                f"a report line is longer than {LINE_PIECE_LIMIT} bytes", then=_State.SKIP
+            )
+
+    # -- messages (jsonl transcripts, R13a) ---------------------------------
+
+    def begin_message(self) -> None:
+        self._message_prose = bytearray()
+
+    def end_message(self) -> str | None:
+        """The prose of the message that just ended, or None when it had none."""
+        prose, self._message_prose = self._message_prose or bytearray(), None
+        truncated = len(prose) > LAST_MESSAGE_LIMIT
+        tail = ansi.strip_ansi(bytes(prose[-LAST_MESSAGE_LIMIT:]))
+        text = _decode_tail(tail, truncated=truncated).strip()
+        return text or None
+
+    # -- verdict ----------------------------------------------------------
+
+    def close(self) -> None:
+        """End of stream: an open report is unreadable (R3)."""
+        if self._state in (_State.PROSE, _State.SKIP):
+            return
+        if self._state is _State.AWAIT_VALUE:
+            reason = "the stream ended before the report's JSON"
+        elif self._state is _State.IN_VALUE:
+            reason = "the stream ended inside the report's JSON"
+        else:
+            reason = f"the stream ended before {TERMINATOR}"
+        self._close_unreadable(reason, then=_State.PROSE)
+
+    def report(self) -> Report:
+        """R10/R11: the strongest report closed so far (``not_reported`` when none)."""
+        if self._strongest is None:
+            return Report(state=ReportState.NOT_REPORTED)
+        total = sum(self._counts.values())
+        if total == 1:
+            return self._strongest
+        tally = ", ".join(
+            f"{self._counts[state]} {state.value}" for state in _STRENGTH if state in self._counts
+        )
+        note = f"{total} reports were written ({tally}); the strongest stands"
+        return self._strongest.model_copy(update={"warnings": [*self._strongest.warnings, note]})
+
+    def last_paragraph(self) -> str | None:
+        """R13a (text): the last run of non-blank prose lines, within the prose's last 64 KiB."""
+        truncated = len(self._prose) > LAST_MESSAGE_LIMIT
+        tail = ansi.strip_ansi(bytes(self._prose[-LAST_MESSAGE_LIMIT:]))
+        text = _decode_tail(tail, truncated=truncated)
+        paragraph: list[str] = []
+        for line in reversed(text.split("\n")):
+            if line.strip():
+                paragraph.append(line.rstrip("\r"))
+            elif paragraph:
+                break
+        return "\n".join(reversed(paragraph)) if paragraph else None
+
+    # -- the state machine --------------------------------------------------
+
+    def _line(self, raw: bytes, *, line_end: bool) -> None:
+        """One line (or a long line's first piece), as it came from the stream."""
+        if self._state is _State.PROSE:
+            self._prose_line(raw, line_end=line_end)
+            return
+        text = ansi.strip_ansi(raw)
+        if self._is_marker(text):
+            if self._state is not _State.SKIP:
+                self._close_unreadable(
+                    "a new TASK_RESULT: marker began before this report ended", then=_State.PROSE
+                )
+            self._open_report(text, line_end=line_end)
+            return
+        if self._state is _State.SKIP:
+            if text.strip() == TERMINATOR.encode():
+                self._state = _State.PROSE
+            return
+        self._report_line(raw, text, line_end=line_end)
+
+    def _prose_line(self, raw: bytes, *, line_end: bool) -> None:
+        text = ansi.strip_ansi(raw)
+        if self._is_marker(text):
+            self._open_report(text, line_end=line_end)
+        elif not (line_end and text.strip() == TERMINATOR.encode()):
+            self._add_prose(raw)
+
+    @staticmethod
+    def _is_marker(raw: bytes) -> bool:
+        blanks = _LEADING_BLANKS.match(raw)
+        start = blanks.end() if blanks else 0
+        return raw.startswith(MARKER, start)
+
+    def _open_report(self, text: bytes, *, line_end: bool) -> None:
+        blanks = _LEADING_BLANKS.match(text)
+        rest = text[(blanks.end() if blanks else 0) + len(MARKER) :]
+        self._add_prose(b"\n")  # a report ends the paragraph before it
+        self._state = _State.AWAIT_VALUE
+        self._body = []
+        self._body_size = 0
+        self._fenced = False
+        self._depth = 0
+        self._body_warnings = []
+        if line_end:
+            self._report_line(rest, rest, line_end=True)
+        else:
+            self._close_unreadable(
+                f"a report line is longer than {LINE_PIECE_LIMIT} bytes", then=_State.SKIP
+            )
+
+    def _report_line(self, raw: bytes, stripped_bytes: bytes, *, line_end: bool) -> None:
+        """A line inside a report: ``raw`` as it came, ``stripped_bytes`` without ANSI (R1)."""
+        if not line_end:
+            self._close_unreadable(
+                f"a report line is longer than {LINE_PIECE_LIMIT} bytes", then=_State.SKIP
+            )
+            return
+        text = self._decode_body_line(stripped_bytes)
+        stripped = text.strip()
+        state = self._state
+        if state is _State.AWAIT_TERMINATOR:
+            if stripped == TERMINATOR:
+                self._close_readable()
+            else:
+                self._close_unreadable(
+                    f"the line after the JSON is not {TERMINATOR}", then=_State.PROSE
+                )
+                self._line(raw, line_end=True)
+            return
+        if state is _State.AWAIT_FENCE_CLOSE:
+            if stripped == "```":
+                self._state = _State.AWAIT_TERMINATOR
+            else:
+                self._close_unreadable(
+                    "the code fence around the JSON is not closed", then=_State.PROSE
+                )
+                self._line(raw, line_end=True)
+            return
+        if stripped == TERMINATOR:
+            self._close_unreadable(
+                f"{TERMINATOR} came before the JSON was complete", then=_State.PROSE
+            )
+            return
+        self._body_size += len(stripped_bytes)
+        if self._body_size > BODY_LIMIT:
+            self._close_unreadable(f"the body is over {BODY_LIMIT} bytes", then=_State.SKIP)
+            return
+        if state is _State.AWAIT_VALUE:
+            self._await_value_line(text, stripped)
+        else:
+            self._scan_value(text, 0)
+
+    def _await_value_line(self, text: str, stripped: str) -> None:
+        if not stripped:
+            return
+        if not self._fenced and _FENCE.fullmatch(stripped):
+            self._fenced = True
+            self._body_warnings.append("the report's JSON was wrapped in a code fence")
+            return
+        start = len(text) - len(text.lstrip())
+        if text[start] != "{":
+            self._close_unreadable("the body does not start with a JSON object", then=_State.PROSE)
+            return
+        self._state = _State.IN_VALUE
+        self._scan_value(text, start)
+
+    def _scan_value(self, text: str, position: int) -> None:
+        """Follow the JSON's nesting over one line; strings may not cross lines."""
+        start = position
+        while True:
+            match = _JSON_STRUCTURE.search(text, position)
+            if match is None:
+                self._body.append(text[start:])
+                return
+            char = match.group()
+            position = match.end()
+            if char == '"':
+                position = _STRING_REST.match(text, position).end()  # type: ignore[union-attr]
+                if position >= len(text) or text[position] != '"':
+                    self._close_unreadable(
+                        "a JSON string runs past the end of its line", then=_State.PROSE
+                    )
+                    return
+                position += 1
+            elif char in "{[":
+                self._depth += 1
+            else:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._body.append(text[start:position])
+                    self._value_ended(text[position:].strip())
+                    return
+
+    def _value_ended(self, rest_of_line: str) -> None:
+        if not rest_of_line:
+            self._state = _State.AWAIT_FENCE_CLOSE if self._fenced else _State.AWAIT_TERMINATOR
+        elif self._fenced and rest_of_line == "```":
+            self._state = _State.AWAIT_TERMINATOR
+        else:
+            self._close_unreadable("text follows the JSON on its line", then=_State.PROSE)
+
+    def _decode_body_line(self, raw: bytes) -> str:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            if "invalid UTF-8 in the report was replaced" not in self._body_warnings:
+                self._body_warnings.append("invalid UTF-8 in the report was replaced")
+            return raw.decode("utf-8", errors="replace")
+
+    def _close_readable(self) -> None:
+        self._record(
+            report_body.read_report_body("".join(self._body), warnings=self._body_warnings)
+        )
+        self._state = _State.PROSE
+
+    def _close_unreadable(self, reason: str, *, then: _State) -> None:
+        self._record(report_body.unreadable(reason, self._body_warnings))
+        self._body = []
+        self._state = then
+
+    def _record(self, report: Report) -> None:
+        self._counts[report.state] = self._counts.get(report.state, 0) + 1
+        if self._strongest is None or _STRENGTH[report.state] > _STRENGTH[self._strongest.state]:
+            self._strongest = report
+
+    def _add_prose(self, data: bytes) -> None:
+        self._prose += data
+        if len(self._prose) > 4 * LAST_MESSAGE_LIMIT:
+            del self._prose[: -2 * LAST_MESSAGE_LIMIT]
+        if self._message_prose is not None:
+            self._message_prose += data
+            if len(self._message_prose) > 4 * LAST_MESSAGE_LIMIT:
+                del self._message_prose[:-LAST_MESSAGE_LIMIT]
+
+
+def _append_tail(tail: bytearray, data: bytes) -> None:
+    if len(data) >= LAST_MESSAGE_LIMIT:
+        tail[:] = data[-LAST_MESSAGE_LIMIT:]
+        return
+    tail += data
+    if len(tail) > 4 * LAST_MESSAGE_LIMIT:
+        del tail[:-LAST_MESSAGE_LIMIT]
+
+
+def _decode_tail(data: bytes, *, truncated: bool) -> str:
+    text = data.decode("utf-8", errors="replace")
+    # A cut through a multi-byte character at the window's start is not the agent's text.
+    return text.lstrip("\ufffd") if truncated else text

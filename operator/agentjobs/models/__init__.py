@@ -1,0 +1,1 @@
+"""Pydantic models: the single source of truth for reports, statuses and outcomes."""

@@ -1,0 +1,183 @@
+"""The outcome contract's vocabulary as types (docs: outcome-contract.md).
+
+Every value a user or an automation reads back (a report, a phase's resolution,
+an execution's fields, the unified ``TaskOutcome``) is one of these models.
+Python code uses snake_case; the Kubernetes side reads and writes camelCase
+through the aliases.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+
+class ContractModel(BaseModel):
+    """Base of every contract model: camelCase on the wire, snake_case in Python."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=True,
+    )
+
+
+class ReportState(StrEnum):
+    """R10: what a log resolves to, ordered by R11's strength."""
+
+    SUCCESS = "success"
+    FAILURE = "failure"
+    UNREADABLE = "unreadable"
+    NOT_REPORTED = "not_reported"
+
+
+class FailureReason(StrEnum):
+    """R7: the agent's own word for a failure."""
+
+    TASK = "task"
+    PLATFORM = "platform"
+    REFUSED = "refused"
+    UNKNOWN = "unknown"
+
+
+class SideEffects(StrEnum):
+    """R8: what happened to the external writes a phase attempted."""
+
+    NONE = "none"
+    SUCCEEDED = "succeeded"
+    DENIED = "denied"
+    FAILED = "failed"
+
+
+class PhaseStatus(StrEnum):
+    """R16-R22a: how a phase ended (``running`` while it has not)."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+
+
+class ExecutionStatus(StrEnum):
+    """R23: the execution's status."""
+
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+
+
+class FailureClassification(StrEnum):
+    """What the platform concluded about a failure (never moved by the agent's word)."""
+
+    PLATFORM = "platform"
+    CORRECT_REFUSAL = "correct_refusal"
+    UNCLASSIFIED = "unclassified"
+
+
+class TranscriptFormat(StrEnum):
+    """R13: how the agent container's log is laid out."""
+
+    TEXT = "text"
+    JSONL = "jsonl"
+
+
+class Report(ContractModel):
+    """What the agent said about itself, as read from its log (R1-R13)."""
+
+    state: ReportState
+    success: bool | None = None
+    failure_reason: FailureReason | None = None
+    side_effects: SideEffects | None = None
+    comments: str | None = None
+    warnings: list[str] = []
+
+
+class FailureKind(StrEnum):
+    """Why the system, not the agent, ended a phase (R36).
+
+    The first five are the recoverable kinds that R36 turns into ``blocked``.
+    """
+
+    AUTH = "auth"
+    QUOTA = "quota"
+    CONFIG = "config"
+    RATE_LIMIT = "rate_limit"
+    TRANSIENT = "transient"
+    TIMEOUT = "timeout"
+    OUT_OF_MEMORY = "out_of_memory"
+    CRASH = "crash"
+    UNREADABLE_REPORT = "unreadable_report"
+    STREAM_BROKEN = "stream_broken"
+    NO_USABLE_OUTPUT = "no_usable_output"
+
+
+class SystemFailure(ContractModel):
+    """A failure observed by the platform: its kind, a short code and a message for people."""
+
+    kind: FailureKind
+    code: str
+    message: str
+
+
+class TaskOutcomeStatus(StrEnum):
+    """R36: the semantic assessment of a phase or execution."""
+
+    SUCCESS = "success"
+    PARTIAL_SUCCESS = "partial_success"
+    BLOCKED = "blocked"
+    FAILED = "failed"
+    UNKNOWN = "unknown"
+
+
+class TaskOutcomeSource(StrEnum):
+    """R36: who wrote the outcome: the agent that finished, or the system that saw the run end."""
+
+    AGENT = "agent"
+    SYSTEM = "system"
+
+
+class Blocker(ContractModel):
+    """R36: one thing that stood in the way."""
+
+    type: str
+    message: str
+    recoverable: bool
+
+
+class TaskOutcome(ContractModel):
+    """R36: the one machine-readable outcome every phase and execution ends with."""
+
+    status: TaskOutcomeStatus
+    source: TaskOutcomeSource
+    summary: str
+    blockers: list[Blocker] = []
+    needs_user_action: bool = False
+    terminal_reason: str
+    reported_at: datetime
+
+
+KeptAs = Literal["failed_phase", "partial"]
+
+
+class Artifact(ContractModel):
+    """One artifact of a phase (R28-R34).
+
+    ``content`` is set only for artifacts the operator writes itself (recovered
+    from the transcript); files the phase wrote are stored as they are.
+    """
+
+    path: str
+    title: str
+    size: int
+    recovered: bool = False
+    kept_as: KeptAs | None = None
+    content: str | None = None
