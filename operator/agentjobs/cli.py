@@ -89,9 +89,15 @@ def _report(args: argparse.Namespace) -> dict[str, Any]:
     verdict = reader.close()
     output = output_dir.list_output(args.artifacts) if args.artifacts is not None else None
     warnings = list(verdict.report.warnings)
-    stream_intact = not args.stream_broken
-    if transcript_format is TranscriptFormat.JSONL and not verdict.terminal_event_seen:
-        stream_intact = False
+    needs_terminal_event = transcript_format is TranscriptFormat.JSONL
+    stream_intact = resolution.stream_intact(
+        read_from_first_byte=True,
+        read_to_end_after_exit=True,
+        resumed_without_gap=not args.stream_broken,
+        needs_terminal_event=needs_terminal_event,
+        terminal_event_seen=verdict.terminal_event_seen,
+    )
+    if needs_terminal_event and not verdict.terminal_event_seen:
         warnings.append("no terminal result event in the jsonl transcript: stream broken (R14)")
     result = phase.resolve_phase(
         report=verdict.report,

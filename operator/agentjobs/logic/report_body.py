@@ -13,6 +13,7 @@ from typing import Any
 
 from agentjobs.models.contract import FailureReason, Report, ReportState, SideEffects
 
+STATUS_COMMENTS_LIMIT = 4096
 _FAILURE_REASONS = {reason.value: reason for reason in FailureReason}
 _SIDE_EFFECTS = {word.value: word for word in SideEffects}
 _LEGACY_STATUS = {"completed": True, "failed": False}
@@ -134,3 +135,13 @@ def _read_object(body: dict[str, Any], warnings: list[str]) -> Report:
         comments=comments,
         warnings=warnings,
     )
+
+
+def comments_for_status(comments: str | None) -> str | None:
+    """R9: ``comments`` cut to 4 KiB of UTF-8 for a CR status (the report artifact keeps it all)."""
+    if comments is None:
+        return None
+    encoded = comments.encode("utf-8")
+    if len(encoded) <= STATUS_COMMENTS_LIMIT:
+        return comments
+    return encoded[:STATUS_COMMENTS_LIMIT].decode("utf-8", errors="ignore")

@@ -50,6 +50,21 @@ class RunResolution:
     cause: SystemFailure | None
 
 
+def stream_intact(
+    *,
+    read_from_first_byte: bool,
+    read_to_end_after_exit: bool,
+    resumed_without_gap: bool,
+    needs_terminal_event: bool,
+    terminal_event_seen: bool,
+) -> bool:
+    """R14: the log was read whole, from its first byte to its end after the container
+    terminated, with no reconnect that could not prove where it resumed; a ``jsonl``
+    transcript also needs the agent's terminal event."""
+    whole = read_from_first_byte and read_to_end_after_exit and resumed_without_gap
+    return whole and (terminal_event_seen or not needs_terminal_event)
+
+
 def resolve_run(report: Report, run: RunFacts, *, artifact_rule_holds: bool) -> RunResolution:
     """Apply the phase-resolution table (R16-R22a) to one report and one run."""
     reason = report.failure_reason
