@@ -1,14 +1,13 @@
-"""The ``agentjobs`` command line."""
+"""`agentjobs report`: read an agent's log offline and print the verdict as JSON."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO, NoReturn
+from typing import Any, BinaryIO
 
 from agentjobs.adapters import output_dir
 from agentjobs.logic import artifact_rule, phase, resolution
@@ -16,61 +15,50 @@ from agentjobs.logic.transcript_reader import TranscriptReader
 from agentjobs.models.contract import TranscriptFormat
 
 READ_CHUNK = 1024 * 1024
+HELP = "read an agent's log offline and print the verdict as one JSON object"
+DESCRIPTION = (
+    "Read an agent's log (a file, or - for stdin) through the streaming "
+    "TASK_RESULT reader and print the phase's verdict as one JSON object."
+)
 
 
-class _OneLineErrors(argparse.ArgumentParser):
-    """Bad flags end with one line on stderr and exit code 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = _OneLineErrors(prog="agentjobs", description="Run AI-agent jobs on Kubernetes.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineErrors)
-    report = commands.add_parser(
-        "report",
-        help="read an agent's log offline and print the verdict as one JSON object",
-        description="Read an agent's log (a file, or - for stdin) through the streaming "
-        "TASK_RESULT reader and print the phase's verdict as one JSON object.",
-    )
-    report.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "--format",
         choices=[f.value for f in TranscriptFormat],
         default="text",
         help="how the log is laid out (default: text)",
     )
-    report.add_argument(
+    parser.add_argument(
         "--exit-code",
         type=int,
         default=0,
         metavar="N",
         help="the agent container's exit code (default: 0)",
     )
-    report.add_argument(
+    parser.add_argument(
         "--stream-broken", action="store_true", help="the log was not read whole (R14)"
     )
-    report.add_argument("--cancelled", action="store_true", help="the phase was cancelled")
-    report.add_argument(
+    parser.add_argument("--cancelled", action="store_true", help="the phase was cancelled")
+    parser.add_argument(
         "--artifacts",
         type=Path,
         metavar="DIR",
         help="the phase's artifacts/output directory, to apply the artifact rule",
     )
-    report.add_argument(
+    parser.add_argument(
         "--phase-name",
         default="phase",
         metavar="NAME",
         help="the phase's name, used in recovered artifacts and errors",
     )
-    report.add_argument(
+    parser.add_argument(
         "log",
         nargs="?",
         default="-",
         metavar="LOG",
         help="the log file, or - for standard input (default)",
     )
-    return parser
 
 
 def _read_log(source: BinaryIO, reader: TranscriptReader) -> None:
@@ -78,7 +66,7 @@ def _read_log(source: BinaryIO, reader: TranscriptReader) -> None:
         reader.feed(chunk)
 
 
-def _report(args: argparse.Namespace) -> dict[str, Any]:
+def verdict(args: argparse.Namespace) -> dict[str, Any]:
     transcript_format = TranscriptFormat(args.format)
     reader = TranscriptReader(transcript_format)
     if args.log == "-":
@@ -137,10 +125,9 @@ def _report(args: argparse.Namespace) -> dict[str, Any]:
     return printed
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     try:
-        printed = _report(args)
+        printed = verdict(args)
     except (OSError, output_dir.NotADirectory) as error:
         message = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
         target = getattr(error, "filename", None)
@@ -150,7 +137,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     json.dump(printed, sys.stdout, ensure_ascii=False)
     sys.stdout.write("\n")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

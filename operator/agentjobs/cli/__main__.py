@@ -1,0 +1,5 @@
+import sys
+
+from agentjobs.cli import main
+
+sys.exit(main())

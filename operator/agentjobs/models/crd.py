@@ -1,0 +1,145 @@
+"""CustomResourceDefinitions generated from the resource models.
+
+Pydantic's JSON schema is turned into a Kubernetes structural schema:
+references inlined, titles and defaults dropped, ``X | None`` read as an
+optional ``X``, and ``additionalProperties: false`` left out (Kubernetes
+refuses it beside ``properties``; unknown fields are pruned, and rejected by
+``kubectl``'s strict field validation).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from agentjobs.models import resources
+
+_DROPPED_KEYS = {"title", "default", "$defs"}
+
+
+def _structural(schema: Any, definitions: dict[str, Any]) -> Any:
+    if isinstance(schema, list):
+        return [_structural(item, definitions) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if "$ref" in schema:
+        target = definitions[schema["$ref"].rsplit("/", 1)[-1]]
+        extra = {key: value for key, value in schema.items() if key != "$ref"}
+        return _structural({**target, **extra}, definitions)
+    options = schema.get("anyOf")
+    if options and {"type": "null"} in options:
+        rest = [option for option in options if option != {"type": "null"}]
+        merged = {key: value for key, value in schema.items() if key != "anyOf"}
+        if len(rest) == 1:
+            return _structural({**rest[0], **merged}, definitions)
+        return _structural({**merged, "anyOf": rest}, definitions)
+    converted: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _DROPPED_KEYS or (key == "additionalProperties" and value is False):
+            continue
+        if key == "properties":
+            converted[key] = {name: _structural(sub, definitions) for name, sub in value.items()}
+        else:
+            converted[key] = _structural(value, definitions)
+    return converted
+
+
+def structural_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model``'s JSON schema (by alias) as a Kubernetes structural schema."""
+    schema = model.model_json_schema(by_alias=True, mode="serialization")
+    result: dict[str, Any] = _structural(schema, schema.get("$defs", {}))
+    return result
+
+
+def _resource_schema(spec: type[BaseModel], status: type[BaseModel]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": structural_schema(spec),
+            "status": structural_schema(status),
+        },
+    }
+
+
+def _definition(
+    *,
+    kind: str,
+    plural: str,
+    short_name: str,
+    spec: type[BaseModel],
+    status: type[BaseModel],
+    columns: list[dict[str, Any]],
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{resources.GROUP}"},
+        "spec": {
+            "group": resources.GROUP,
+            "scope": "Namespaced",
+            "names": {
+                "kind": kind,
+                "listKind": f"{kind}List",
+                "plural": plural,
+                "singular": kind.lower(),
+                "shortNames": [short_name],
+                "categories": ["agentjobs"],
+            },
+            "versions": [
+                {
+                    "name": resources.VERSION,
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "additionalPrinterColumns": columns,
+                    "schema": {"openAPIV3Schema": _resource_schema(spec, status)},
+                }
+            ],
+        },
+    }
+
+
+def _column(name: str, path: str, kind: str = "string") -> dict[str, Any]:
+    return {"name": name, "type": kind, "jsonPath": path}
+
+
+AGE = _column("Age", ".metadata.creationTimestamp", "date")
+
+
+def custom_resource_definitions() -> dict[str, dict[str, Any]]:
+    """Every CRD of the project, by file name."""
+    return {
+        "executions.yaml": _definition(
+            kind="Execution",
+            plural="executions",
+            short_name="aex",
+            spec=resources.ExecutionSpec,
+            status=resources.ExecutionResourceStatus,
+            columns=[
+                _column("Status", ".status.status"),
+                _column("Current Phase", ".status.currentPhase"),
+                _column("Classification", ".status.failureClassification"),
+                _column("Deliverable", ".status.deliverableProduced", "boolean"),
+                AGE,
+            ],
+        ),
+        "phases.yaml": _definition(
+            kind="Phase",
+            plural="phases",
+            short_name="aph",
+            spec=resources.PhaseSpec,
+            status=resources.PhaseResourceStatus,
+            columns=[
+                _column("Execution", ".spec.executionName"),
+                _column("Status", ".status.status"),
+                _column("Report", ".status.report.state"),
+                _column("Exit", ".status.exitCode", "integer"),
+                AGE,
+            ],
+        ),
+    }

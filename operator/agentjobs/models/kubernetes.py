@@ -1,0 +1,80 @@
+"""The few core Kubernetes types an Execution embeds, with the API's own field names.
+
+They are typed here (rather than left as free-form objects) so that the CRD
+schema is structural and the API server rejects a typo when it is applied.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic.alias_generators import to_camel
+
+_NUMBER = r"(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
+QUANTITY_PATTERN = rf"^(\+|-)?{_NUMBER}(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?{_NUMBER}))?$"
+
+Quantity = Annotated[
+    int | str,
+    WithJsonSchema(
+        {
+            "x-kubernetes-int-or-string": True,
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+            "pattern": QUANTITY_PATTERN,
+        }
+    ),
+]
+
+
+class KubernetesModel(BaseModel):
+    """A Kubernetes API type: camelCase names, unknown fields refused."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class KeySelector(KubernetesModel):
+    """A key of a Secret or ConfigMap."""
+
+    name: str = Field(min_length=1)
+    key: str = Field(min_length=1)
+    optional: bool | None = None
+
+
+class ObjectFieldSelector(KubernetesModel):
+    field_path: str
+    api_version: str | None = None
+
+
+class ResourceFieldSelector(KubernetesModel):
+    resource: str
+    container_name: str | None = None
+    divisor: Quantity | None = None
+
+
+class EnvVarSource(KubernetesModel):
+    secret_key_ref: KeySelector | None = None
+    config_map_key_ref: KeySelector | None = None
+    field_ref: ObjectFieldSelector | None = None
+    resource_field_ref: ResourceFieldSelector | None = None
+
+
+class EnvVar(KubernetesModel):
+    name: str = Field(min_length=1)
+    value: str | None = None
+    value_from: EnvVarSource | None = None
+
+
+class LocalObjectReference(KubernetesModel):
+    name: str = Field(min_length=1)
+    optional: bool | None = None
+
+
+class EnvFromSource(KubernetesModel):
+    prefix: str | None = None
+    config_map_ref: LocalObjectReference | None = None
+    secret_ref: LocalObjectReference | None = None
+
+
+class ResourceRequirements(KubernetesModel):
+    limits: dict[str, Quantity] | None = None
+    requests: dict[str, Quantity] | None = None

@@ -1,0 +1,239 @@
+"""The Execution and Phase custom resources (agentjobs.io/v1alpha1), spec and status.
+
+These models are the single source of truth: ``crds/*.yaml`` is generated
+from them (``agentjobs crds``), the operator parses what it reads with them
+and writes statuses through them. Validation the schema alone cannot state
+is written as CEL rules beside the field it concerns.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from agentjobs.models.contract import (
+    ContractModel,
+    ExecutionStatus,
+    FailureClassification,
+    FailureReason,
+    PhaseStatus,
+    ReportState,
+    SideEffects,
+    TaskOutcome,
+    TranscriptFormat,
+)
+from agentjobs.models.kubernetes import (
+    EnvFromSource,
+    EnvVar,
+    KeySelector,
+    KubernetesModel,
+    ResourceRequirements,
+)
+
+GROUP = "agentjobs.io"
+VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+MAX_PHASES = 32
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+
+
+def cel(rule: str, message: str, **extra: str) -> dict[str, str]:
+    """One ``x-kubernetes-validations`` entry."""
+    return {"rule": rule, "message": message, **extra}
+
+
+def validations(*rules: dict[str, str]) -> dict[str, Any]:
+    return {"x-kubernetes-validations": list(rules)}
+
+
+PhaseName = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=40,
+        json_schema_extra=validations(
+            cel(
+                f"self.matches('{DNS_LABEL}')",
+                "must be a DNS label: lowercase letters, digits and '-', "
+                "starting and ending with a letter or digit",
+            )
+        ),
+    ),
+]
+
+
+class PromptSource(KubernetesModel):
+    """Where to read a phase's prompt from, instead of writing it inline."""
+
+    config_map_key_ref: KeySelector
+
+
+class PhaseSettings(KubernetesModel):
+    """What can be set on every phase, or once under ``spec.defaults``."""
+
+    image: str | None = Field(default=None, min_length=1)
+    command: list[str] | None = None
+    args: list[str] | None = None
+    env: list[EnvVar] | None = None
+    env_from: list[EnvFromSource] | None = None
+    resources: ResourceRequirements | None = None
+    timeout_seconds: int | None = Field(default=None, ge=1, le=7 * 24 * 3600)
+    transcript_format: TranscriptFormat | None = None
+    outputs: list[str] | None = None
+    service_account_name: str | None = Field(default=None, min_length=1)
+
+
+class PhaseTemplate(PhaseSettings):
+    """One phase of an Execution."""
+
+    model_config = KubernetesModel.model_config | {
+        "json_schema_extra": validations(
+            cel(
+                "has(self.prompt) != has(self.promptFrom)",
+                "set exactly one of prompt and promptFrom",
+            )
+        )
+    }
+
+    name: PhaseName
+    prompt: str | None = None
+    prompt_from: PromptSource | None = None
+
+
+class ExecutionSpec(KubernetesModel):
+    """An ordered list of agent phases, run one at a time."""
+
+    model_config = KubernetesModel.model_config | {
+        "json_schema_extra": validations(
+            cel(
+                "self.phases.all(p, has(p.image)"
+                " || (has(self.defaults) && has(self.defaults.image)))",
+                "every phase needs an image: set it on the phase or in spec.defaults",
+            ),
+            cel(
+                "!has(oldSelf.cancel) || !oldSelf.cancel || (has(self.cancel) && self.cancel)",
+                "a cancelled execution cannot be resumed: create a new Execution",
+                reason="FieldValueForbidden",
+            ),
+        )
+    }
+
+    phases: list[PhaseTemplate] = Field(
+        min_length=1,
+        max_length=MAX_PHASES,
+        json_schema_extra=validations(
+            cel(
+                "self.all(p, self.exists_one(q, q.name == p.name))",
+                "phase names must be unique within an execution",
+            ),
+            cel(
+                "self == oldSelf",
+                "phases cannot be changed once the execution exists: create a new Execution",
+            ),
+        ),
+    )
+    defaults: PhaseSettings | None = None
+    cancel: bool = False
+
+
+class PhaseSpec(PhaseSettings):
+    """A Phase as the operator creates it: one phase of an Execution, defaults applied."""
+
+    execution_name: str = Field(min_length=1)
+    index: int = Field(ge=0)
+    name: PhaseName
+    prompt: str | None = None
+    prompt_from: PromptSource | None = None
+    cancel: bool = False
+
+
+class Condition(ContractModel):
+    """A ``metav1.Condition``."""
+
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str
+    message: str = ""
+    last_transition_time: datetime
+    observed_generation: int | None = None
+
+
+Conditions = Annotated[
+    list[Condition],
+    Field(
+        json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]}
+    ),
+]
+
+
+class ReportStatus(ContractModel):
+    """A phase's report as read from its agent's log (R1-R13)."""
+
+    state: ReportState
+    success: bool | None = None
+    failure_reason: FailureReason | None = None
+    side_effects: SideEffects | None = None
+    comments: str | None = None
+    warnings: list[str] = []
+
+
+class ArtifactStatus(ContractModel):
+    """One artifact as a Phase's status lists it (its content lives in storage)."""
+
+    path: str
+    title: str
+    size: int
+    sha256: str | None = None
+    url: str | None = None
+    recovered: bool = False
+    kept_as: Literal["failed_phase", "partial"] | None = None
+
+
+class PhaseResourceStatus(ContractModel):
+    """What a Phase reports about itself."""
+
+    status: PhaseStatus | None = None
+    report: ReportStatus | None = None
+    exit_code: int | None = None
+    stream_intact: bool | None = None
+    failure_classification: FailureClassification | None = None
+    reported_failure_reason: FailureReason | None = None
+    task_outcome: TaskOutcome | None = None
+    artifacts: list[ArtifactStatus] = []
+    deliverable_recovered: bool | None = None
+    error: str | None = None
+    pod_name: str | None = None
+    attempt: int | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    observed_generation: int | None = None
+    conditions: Conditions = []
+
+
+class PhaseSummary(ContractModel):
+    """One phase as its Execution lists it."""
+
+    name: str
+    status: PhaseStatus
+    deliverable_recovered: bool = False
+    reported_side_effects: SideEffects | None = None
+
+
+class ExecutionResourceStatus(ContractModel):
+    """What an Execution reports about itself (R23-R27, R36)."""
+
+    status: ExecutionStatus | None = None
+    current_phase: str | None = None
+    failure_classification: FailureClassification | None = None
+    reported_failure_reason: FailureReason | None = None
+    deliverable_produced: bool | None = None
+    reported_side_effects: SideEffects | None = None
+    artifact_count: int | None = None
+    phases: list[PhaseSummary] = []
+    task_outcome: TaskOutcome | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    observed_generation: int | None = None
+    conditions: Conditions = []
