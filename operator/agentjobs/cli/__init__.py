@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
 
-from agentjobs.cli import crds, report
+from agentjobs.cli import crds, report, run
 
-COMMANDS: dict[str, ModuleType] = {"report": report, "crds": crds}
+COMMANDS: dict[str, ModuleType] = {"report": report, "run": run, "crds": crds}
 
 
 class _OneLineErrors(argparse.ArgumentParser):

@@ -143,6 +143,10 @@ class TextReportReader:
             reason = f"the stream ended before {TERMINATOR}"
         self._close_unreadable(reason, then=_State.PROSE)
 
+    @property
+    def reports_closed(self) -> int:
+        return sum(self._counts.values())
+
     def report(self) -> Report:
         """R10/R11: the strongest report closed so far (``not_reported`` when none)."""
         if self._strongest is None:

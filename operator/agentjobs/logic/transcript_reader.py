@@ -124,6 +124,15 @@ class TranscriptReader:
             raise ValueError("the reader was closed: no more bytes can be fed")
         self._input.feed(chunk)
 
+    @property
+    def reports_seen(self) -> int:
+        """How many reports have been closed so far (cheap: for live progress)."""
+        return self._text_reader.reports_closed
+
+    def standing_report(self) -> Report:
+        """The strongest report closed so far, without ending the stream."""
+        return self._text_reader.report()
+
     def close(self) -> ReaderVerdict:
         """End of stream: the final verdict (an open report is unreadable, R3)."""
         if not self._closed:

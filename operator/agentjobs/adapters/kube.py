@@ -1,0 +1,155 @@
+"""The Kubernetes API, as plain JSON dicts over kubernetes_asyncio's authenticated client.
+
+Objects go in and come out as the API's own JSON, so that the models parse
+them by alias and nothing depends on the generated client classes. Errors are
+sorted here into the few cases callers act on: missing, already there,
+conflict, forbidden; anything else is raised as :class:`ApiError`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import aiohttp
+from kubernetes_asyncio import client as k8s_client
+from kubernetes_asyncio import config as k8s_config
+
+JsonObject = dict[str, Any]
+MERGE_PATCH = "application/merge-patch+json"
+
+
+class ApiError(Exception):
+    """An API request that failed; ``status`` is the HTTP status (0 for no answer)."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(f"{status} {reason}: {message}")
+        self.status = status
+        self.reason = reason
+        self.message = message
+
+    @property
+    def forbidden(self) -> bool:
+        return self.status == 403
+
+
+async def _api_error(response: aiohttp.ClientResponse) -> ApiError:
+    text = await response.text()
+    try:
+        body = json.loads(text)
+        message, reason = body.get("message", text), body.get("reason", response.reason or "")
+    except ValueError:
+        message, reason = text, response.reason or ""
+    return ApiError(response.status, str(reason), str(message))
+
+
+class Kube:
+    """One authenticated connection to the API server."""
+
+    def __init__(self, api_client: Any) -> None:
+        self._api = api_client
+
+    @classmethod
+    async def connect(cls) -> Kube:
+        """Use the in-cluster service account when there is one, else the kubeconfig."""
+        try:
+            k8s_config.load_incluster_config()  # type: ignore[no-untyped-call]
+        except k8s_config.ConfigException:
+            await k8s_config.load_kube_config()
+        return cls(k8s_client.ApiClient())
+
+    async def close(self) -> None:
+        await self._api.close()
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: aiohttp.ClientTimeout | None = None,
+    ) -> aiohttp.ClientResponse:
+        response: aiohttp.ClientResponse = await self._api.call_api(
+            path,
+            method,
+            query_params=list((query or {}).items()),
+            header_params={"Content-Type": content_type, "Accept": "application/json"},
+            body=body,
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _return_http_data_only=True,
+            _request_timeout=timeout or aiohttp.ClientTimeout(total=60),
+        )
+        return response
+
+    async def _json(self, method: str, path: str, **kwargs: Any) -> JsonObject:
+        response = await self._request(method, path, **kwargs)
+        async with response:
+            if response.status >= 400:
+                raise await _api_error(response)
+            result: JsonObject = await response.json()
+            return result
+
+    async def get(self, path: str) -> JsonObject | None:
+        """The object at ``path``, or None when it does not exist."""
+        try:
+            return await self._json("GET", path)
+        except ApiError as error:
+            if error.status == 404:
+                return None
+            raise
+
+    async def list(self, path: str, *, label_selector: str) -> list[JsonObject]:
+        listing = await self._json("GET", path, query={"labelSelector": label_selector})
+        items: list[JsonObject] = listing.get("items", [])
+        return items
+
+    async def create(self, path: str, body: JsonObject) -> JsonObject | None:
+        """Create ``body``; None when an object of that name already exists."""
+        try:
+            return await self._json("POST", path, body=body)
+        except ApiError as error:
+            if error.status == 409 and error.reason == "AlreadyExists":
+                return None
+            raise
+
+    async def merge_patch(self, path: str, patch: JsonObject) -> JsonObject | None:
+        """Apply a JSON merge patch; None when the object is gone."""
+        try:
+            return await self._json("PATCH", path, body=patch, content_type=MERGE_PATCH)
+        except ApiError as error:
+            if error.status == 404:
+                return None
+            raise
+
+    async def delete(
+        self, path: str, *, grace_period_seconds: int | None = None, uid: str | None = None
+    ) -> None:
+        """Delete, if it still exists (and is still the object with ``uid``)."""
+        options: JsonObject = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        if uid is not None:
+            options["preconditions"] = {"uid": uid}
+        try:
+            await self._json("DELETE", path, body=options)
+        except ApiError as error:
+            if error.status not in (404, 409):
+                raise
+
+    async def stream_log(self, namespace: str, pod: str, container: str) -> AsyncIterator[bytes]:
+        """Follow a container's log from its first byte; the iterator ends when the stream does."""
+        path = f"/api/v1/namespaces/{namespace}/pods/{pod}/log"
+        query = {"container": container, "follow": "true"}
+        # No read timeout: an agent may stay silent for a long time.
+        response = await self._request(
+            "GET", path, query=query, timeout=aiohttp.ClientTimeout(total=None, connect=30)
+        )
+        async with response:
+            if response.status >= 400:
+                raise await _api_error(response)
+            async for chunk in response.content.iter_any():
+                yield chunk

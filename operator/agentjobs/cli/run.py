@@ -1,0 +1,63 @@
+"""`agentjobs run`: start the operator."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+
+import kopf
+
+from agentjobs.handlers import registration
+from agentjobs.handlers.config import OperatorConfig
+
+HELP = "run the operator"
+DESCRIPTION = "Watch Executions and run their phases (kopf underneath)."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument(
+        "--namespace", "-n", action="append", metavar="NS", help="watch this namespace (repeatable)"
+    )
+    scope.add_argument(
+        "--all-namespaces", "-A", action="store_true", help="watch every namespace (the default)"
+    )
+    parser.add_argument(
+        "--pending-timeout",
+        type=float,
+        default=OperatorConfig.pending_timeout,
+        metavar="SECONDS",
+        help="how long a phase's pod may wait for its agent to start before the "
+        "phase fails as blocked (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--cancel-grace-seconds",
+        type=int,
+        default=OperatorConfig.cancel_grace_seconds,
+        metavar="SECONDS",
+        help="grace period of a cancelled phase's pod (default: %(default)s)",
+    )
+    parser.add_argument("--verbose", "-v", action="store_true", help="log at debug level")
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if not args.verbose:
+        logging.getLogger("kopf.objects").setLevel(logging.WARNING)  # one line per event is noise
+    config = OperatorConfig(
+        pending_timeout=args.pending_timeout, cancel_grace_seconds=args.cancel_grace_seconds
+    )
+    assert registration.start is not None  # importing the module registers the handlers
+    asyncio.run(
+        kopf.operator(
+            standalone=True,
+            clusterwide=not args.namespace,
+            namespaces=args.namespace or [],
+            memo=kopf.Memo(config=config),
+        )
+    )
+    return 0

@@ -1,0 +1,19 @@
+"""The operator's settings, from ``agentjobs run``'s flags."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class OperatorConfig:
+    """How the operator runs phases.
+
+    ``pending_timeout`` is how long a phase's pod may wait for its agent to
+    start (an image that cannot be pulled, a missing Secret, no room to
+    schedule) before the phase fails as blocked; ``cancel_grace_seconds`` is
+    the grace period a cancelled phase's pod gets.
+    """
+
+    pending_timeout: float = 300.0
+    cancel_grace_seconds: int = 30

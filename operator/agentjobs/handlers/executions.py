@@ -1,0 +1,119 @@
+"""Reconcile an Execution: create its next Phase, cancel, write its status (R23-R27).
+
+Level-triggered: every event of an Execution or of one of its Phases calls
+:func:`reconcile`, which reads the current state and acts on the pure plan
+from :mod:`agentjobs.logic.execution_plan`. Reconciles of one Execution are
+serialised in this process; the Phase it creates has a deterministic name,
+so a second operator (or a restart) can never create a twin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from datetime import UTC, datetime
+from typing import Any
+
+from agentjobs.adapters.kube import Kube
+from agentjobs.handlers import events, paths
+from agentjobs.logic import execution_plan, naming, phase_status
+from agentjobs.logic.pods import Owner
+from agentjobs.models.resources import (
+    API_VERSION,
+    ExecutionResourceStatus,
+    ExecutionSpec,
+    PhaseResourceStatus,
+    PhaseSpec,
+)
+
+logger = logging.getLogger(__name__)
+
+
+def dump_status(status: Any) -> dict[str, Any]:
+    dumped: dict[str, Any] = status.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped
+
+
+class ExecutionReconciler:
+    def __init__(self, kube: Kube) -> None:
+        self._kube = kube
+        self._locks: defaultdict[tuple[str, str], asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    async def reconcile(self, namespace: str, name: str) -> None:
+        async with self._locks[namespace, name]:
+            await self._reconcile(namespace, name)
+
+    async def _children(self, namespace: str, name: str) -> list[execution_plan.ChildPhase]:
+        selector = f"{naming.LABEL_EXECUTION}={naming.label_value(name)}"
+        children = []
+        for item in await self._kube.list(paths.phase(namespace), label_selector=selector):
+            spec = PhaseSpec.model_validate(item["spec"])
+            if spec.execution_name != name:
+                continue
+            children.append(
+                execution_plan.ChildPhase(
+                    resource_name=item["metadata"]["name"],
+                    spec=spec,
+                    status=PhaseResourceStatus.model_validate(item.get("status") or {}),
+                )
+            )
+        return children
+
+    async def _reconcile(self, namespace: str, name: str) -> None:
+        body = await self._kube.get(paths.execution(namespace, name))
+        if body is None or body["metadata"].get("deletionTimestamp"):
+            return
+        spec = ExecutionSpec.model_validate(body["spec"])
+        previous = ExecutionResourceStatus.model_validate(body.get("status") or {})
+        plan = execution_plan.plan_execution(
+            spec,
+            await self._children(namespace, name),
+            previous=previous,
+            generation=body["metadata"].get("generation"),
+            now=datetime.now(UTC),
+        )
+        if plan.create_index is not None:
+            await self._create_phase(body, spec, plan.create_index)
+        for phase_name in plan.cancel:
+            await self._kube.merge_patch(
+                paths.phase(namespace, phase_name), {"spec": {"cancel": True}}
+            )
+        if dump_status(plan.status) != dump_status(previous):
+            patched = await self._kube.merge_patch(
+                paths.execution(namespace, name) + "/status",
+                {"status": _replacing(dump_status(plan.status), dump_status(previous))},
+            )
+            if patched is not None:
+                events.post_condition_changes(body, previous.conditions, plan.status.conditions)
+
+    async def _create_phase(self, body: dict[str, Any], spec: ExecutionSpec, index: int) -> None:
+        meta = body["metadata"]
+        execution_name, namespace = meta["name"], meta["namespace"]
+        phase = phase_status.phase_spec(spec, execution_name=execution_name, index=index)
+        resource_name = naming.phase_resource(execution_name, index, phase.name)
+        owner = Owner(API_VERSION, "Execution", execution_name, meta["uid"])
+        created = await self._kube.create(
+            paths.phase(namespace),
+            {
+                "apiVersion": API_VERSION,
+                "kind": "Phase",
+                "metadata": {
+                    "name": resource_name,
+                    "namespace": namespace,
+                    "labels": {
+                        **naming.MANAGED_BY,
+                        naming.LABEL_EXECUTION: naming.label_value(execution_name),
+                    },
+                    "ownerReferences": [owner.reference()],
+                },
+                "spec": phase.model_dump(mode="json", by_alias=True, exclude_none=True),
+            },
+        )
+        if created is not None:
+            logger.info("created phase %s/%s", namespace, resource_name)
+
+
+def _replacing(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+    """A merge patch that also removes the fields ``new`` no longer has."""
+    return {**{key: None for key in old if key not in new}, **new}

@@ -1,0 +1,79 @@
+"""The kopf handlers: thin, they only hand events to the :class:`Operator`.
+
+Only event-watching handlers are used, so kopf writes no annotation and no
+finalizer on anybody's objects: deleting an Execution never waits for the
+operator.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import kopf
+
+from agentjobs.adapters.kube import Kube
+from agentjobs.handlers.config import OperatorConfig
+from agentjobs.handlers.operator import Operator
+from agentjobs.logic import naming
+from agentjobs.models.resources import GROUP, VERSION
+
+
+@kopf.on.startup()
+async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
+    settings.scanning.disabled = True  # the resources are known: no need to watch CRDs
+    settings.posting.level = logging.WARNING  # events come from conditions, not from logs
+    settings.watching.server_timeout = 300
+    config = memo.get("config") or OperatorConfig()
+    memo["operator"] = Operator(await Kube.connect(), config)
+
+
+@kopf.on.cleanup()
+async def stop(memo: kopf.Memo, **_: Any) -> None:
+    operator: Operator | None = memo.get("operator")
+    if operator is not None:
+        await operator.stop()
+
+
+@kopf.on.event(GROUP, VERSION, "executions")
+async def execution_event(
+    *, event: kopf.RawEvent, name: str, namespace: str | None, memo: kopf.Memo, **_: Any
+) -> None:
+    if event["type"] != "DELETED" and namespace:
+        await memo["operator"].executions.reconcile(namespace, name)
+
+
+@kopf.on.event(GROUP, VERSION, "phases")
+async def phase_event(
+    *,
+    event: kopf.RawEvent,
+    body: kopf.Body,
+    name: str,
+    namespace: str | None,
+    memo: kopf.Memo,
+    **_: Any,
+) -> None:
+    operator: Operator = memo["operator"]
+    if not namespace:
+        return
+    if event["type"] == "DELETED":
+        operator.phase_deleted(namespace, name)
+        return
+    operator.phase_seen(namespace, name, dict(body))
+    execution = body.get("spec", {}).get("executionName")
+    if execution:
+        await operator.executions.reconcile(namespace, execution)
+
+
+@kopf.on.event("", "v1", "pods", labels={naming.LABEL_PHASE: kopf.PRESENT})
+async def pod_event(
+    *,
+    event: kopf.RawEvent,
+    body: kopf.Body,
+    labels: kopf.Labels,
+    namespace: str | None,
+    memo: kopf.Memo,
+    **_: Any,
+) -> None:
+    if event["type"] != "DELETED" and namespace:
+        memo["operator"].pod_seen(namespace, labels[naming.LABEL_PHASE], dict(body))

@@ -1,0 +1,67 @@
+"""Conditions (``metav1.Condition``) for Executions and Phases.
+
+Both resources carry the same four: ``Running``, ``Complete``, ``Failed``
+and ``Finished`` (true on any terminal status, its reason the status), so
+that ``kubectl wait --for=condition=Complete`` and ``--for=condition=Finished``
+work on either. A condition keeps its ``lastTransitionTime`` until its status
+changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Literal
+
+from agentjobs.models.resources import Condition
+
+TERMINAL = frozenset({"completed", "failed", "cancelled", "interrupted"})
+CONDITION_TYPES = ("Running", "Complete", "Failed", "Finished")
+
+
+def _reason(status: str) -> str:
+    return status.capitalize()
+
+
+def _desired(status: str) -> dict[str, bool]:
+    finished = status in TERMINAL
+    return {
+        "Running": status == "running",
+        "Complete": status == "completed",
+        "Failed": status == "failed",
+        "Finished": finished,
+    }
+
+
+def conditions_for(
+    status: str,
+    *,
+    message: str,
+    previous: Sequence[Condition],
+    generation: int | None,
+    now: datetime,
+) -> list[Condition]:
+    """The four conditions for ``status`` (pending, running or a terminal status)."""
+    before = {condition.type: condition for condition in previous}
+    conditions = []
+    for condition_type, true in _desired(status).items():
+        value: Literal["True", "False"] = "True" if true else "False"
+        old = before.get(condition_type)
+        changed = old is None or old.status != value
+        conditions.append(
+            Condition(
+                type=condition_type,
+                status=value,
+                reason=_reason(status),
+                message=message,
+                last_transition_time=now if changed or old is None else old.last_transition_time,
+                observed_generation=generation,
+            )
+        )
+    return conditions
+
+
+def changed_types(previous: Sequence[Condition], current: Sequence[Condition]) -> list[str]:
+    """The condition types whose status changed (events are posted only for these)."""
+    before = {condition.type: condition.status for condition in previous}
+    return [c.type for c in current if before.get(c.type) != c.status and c.status == "True"]

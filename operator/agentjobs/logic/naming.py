@@ -1,0 +1,38 @@
+"""Deterministic names of everything the operator creates, so a restart can never create a twin."""
+
+from __future__ import annotations
+
+import hashlib
+
+from agentjobs.models.resources import GROUP
+
+LABEL_EXECUTION = f"{GROUP}/execution"
+LABEL_PHASE = f"{GROUP}/phase"
+LABEL_ATTEMPT = f"{GROUP}/attempt"
+MANAGED_BY = {"app.kubernetes.io/managed-by": "agentjobs"}
+_MAX_NAME = 57  # room for "-a<attempt>" and "-prompt" within a 63-character label value
+
+
+def _fit(name: str) -> str:
+    if len(name) <= _MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[: _MAX_NAME - 9].rstrip('-')}-{digest}"
+
+
+def label_value(name: str) -> str:
+    """``name`` as a label value (at most 63 characters), shortened with a hash when needed."""
+    return name if len(name) <= 63 else _fit(name)
+
+
+def phase_resource(execution: str, index: int, phase: str) -> str:
+    """``<execution>-<index>-<phase>``, shortened with a hash when too long for a label."""
+    return _fit(f"{execution}-{index}-{phase}")
+
+
+def pod(phase_resource_name: str, attempt: int) -> str:
+    return f"{phase_resource_name}-a{attempt}"
+
+
+def prompt_config_map(phase_resource_name: str) -> str:
+    return f"{phase_resource_name}-prompt"

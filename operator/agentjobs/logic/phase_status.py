@@ -1,0 +1,137 @@
+"""A Phase's spec from its Execution, and its status as the run goes on."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from agentjobs.logic import conditions, phase, report_body
+from agentjobs.logic.resolution import RunFacts
+from agentjobs.logic.transcript_reader import ReaderVerdict
+from agentjobs.models.contract import PhaseStatus
+from agentjobs.models.kubernetes import EnvVar
+from agentjobs.models.resources import (
+    ArtifactStatus,
+    ExecutionSpec,
+    PhaseResourceStatus,
+    PhaseSpec,
+    ReportStatus,
+)
+
+TERMINAL = frozenset(
+    {PhaseStatus.COMPLETED, PhaseStatus.FAILED, PhaseStatus.CANCELLED, PhaseStatus.INTERRUPTED}
+)
+
+
+def _merge_env(defaults: list[EnvVar] | None, own: list[EnvVar] | None) -> list[EnvVar] | None:
+    if defaults is None and own is None:
+        return None
+    merged = {variable.name: variable for variable in defaults or []}
+    merged.update({variable.name: variable for variable in own or []})
+    return list(merged.values())
+
+
+def phase_spec(execution: ExecutionSpec, *, execution_name: str, index: int) -> PhaseSpec:
+    """Phase ``index`` of ``execution`` with ``spec.defaults`` applied.
+
+    A phase's own setting wins over the default; ``env`` is merged by name
+    and ``envFrom`` keeps the defaults' sources first, as a container's
+    later entries win in Kubernetes.
+    """
+    template = execution.phases[index]
+    defaults = execution.defaults
+    fields = template.model_dump(exclude_none=True, exclude={"env", "env_from"})
+    if defaults is not None:
+        for key, value in defaults.model_dump(exclude_none=True).items():
+            if key not in ("env", "env_from"):
+                fields.setdefault(key, value)
+    env_from = [*(defaults.env_from or [] if defaults else []), *(template.env_from or [])]
+    return PhaseSpec.model_validate(
+        {
+            **fields,
+            "execution_name": execution_name,
+            "index": index,
+            "env": _merge_env(defaults.env if defaults else None, template.env),
+            "env_from": env_from or None,
+        }
+    )
+
+
+def is_terminal(status: PhaseResourceStatus) -> bool:
+    return status.status in TERMINAL
+
+
+def running(
+    previous: PhaseResourceStatus,
+    *,
+    pod_name: str,
+    attempt: int,
+    message: str,
+    generation: int | None,
+    now: datetime,
+) -> PhaseResourceStatus:
+    """A phase whose pod exists and whose agent has not finished."""
+    return previous.model_copy(
+        update={
+            "status": PhaseStatus.RUNNING,
+            "pod_name": pod_name,
+            "attempt": attempt,
+            "started_at": previous.started_at or now,
+            "observed_generation": generation,
+            "conditions": conditions.conditions_for(
+                PhaseStatus.RUNNING.value,
+                message=message,
+                previous=previous.conditions,
+                generation=generation,
+                now=now,
+            ),
+        }
+    )
+
+
+def finished(
+    previous: PhaseResourceStatus,
+    *,
+    verdict: ReaderVerdict,
+    run: RunFacts,
+    result: phase.PhaseResult,
+    generation: int | None,
+    now: datetime,
+) -> PhaseResourceStatus:
+    """A phase resolved by the contract (R14-R36)."""
+    report = verdict.report
+    plan = result.artifacts
+    message = result.error or result.task_outcome.summary
+    return previous.model_copy(
+        update={
+            "status": result.status,
+            "report": ReportStatus(
+                state=report.state,
+                success=report.success,
+                failure_reason=report.failure_reason,
+                side_effects=report.side_effects,
+                comments=report_body.comments_for_status(report.comments),
+                warnings=report.warnings,
+            ),
+            "exit_code": run.exit_code,
+            "stream_intact": run.stream_intact,
+            "failure_classification": result.failure_classification,
+            "reported_failure_reason": result.reported_failure_reason,
+            "task_outcome": result.task_outcome,
+            "artifacts": [
+                ArtifactStatus.model_validate(a.model_dump(exclude={"content"}))
+                for a in (plan.artifacts if plan else [])
+            ],
+            "deliverable_recovered": plan.deliverable_recovered if plan else None,
+            "error": result.error,
+            "started_at": previous.started_at or now,
+            "finished_at": now,
+            "observed_generation": generation,
+            "conditions": conditions.conditions_for(
+                result.status.value,
+                message=message,
+                previous=previous.conditions,
+                generation=generation,
+                now=now,
+            ),
+        }
+    )

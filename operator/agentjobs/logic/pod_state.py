@@ -1,0 +1,160 @@
+"""What a phase pod's status says about its agent container, and why a run failed (R15, R36).
+
+Kubernetes reports a pod's trouble in several places (the pod's phase and
+reason, its PodScheduled condition, the agent container's waiting and
+terminated states); this module reads them all and turns them into the
+contract's run facts and system-failure kinds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, auto
+from typing import Any
+
+from agentjobs.models.contract import FailureKind, SystemFailure
+
+_IMAGE_PULL_REASONS = {"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"}
+_CONFIG_REASONS = {"CreateContainerConfigError", "CreateContainerError", "RunContainerError"}
+_AUTH_WORDS = ("unauthorized", "authentication", "denied", "forbidden", "401", "403")
+
+
+class Stage(Enum):
+    """Where the agent container is in its life."""
+
+    WAITING = auto()
+    RUNNING = auto()
+    TERMINATED = auto()
+
+
+@dataclass(frozen=True)
+class AgentState:
+    """The agent container's state as the pod's status shows it."""
+
+    stage: Stage
+    reason: str | None = None
+    message: str | None = None
+    exit_code: int | None = None
+
+
+def _agent_status(pod: dict[str, Any], container: str) -> dict[str, Any] | None:
+    for status in pod.get("status", {}).get("containerStatuses") or []:
+        if status.get("name") == container:
+            found: dict[str, Any] = status
+            return found
+    return None
+
+
+def agent_state(pod: dict[str, Any], container: str) -> AgentState:
+    status = _agent_status(pod, container)
+    state = (status or {}).get("state") or {}
+    if "terminated" in state:
+        terminated = state["terminated"]
+        return AgentState(
+            Stage.TERMINATED,
+            terminated.get("reason"),
+            terminated.get("message"),
+            terminated.get("exitCode"),
+        )
+    if "running" in state:
+        return AgentState(Stage.RUNNING)
+    waiting = state.get("waiting") or {}
+    pod_status = pod.get("status", {})
+    if pod_status.get("phase") in ("Failed", "Succeeded"):
+        # The pod ended before the agent ran (a deadline, an eviction, a failed init container).
+        return AgentState(Stage.TERMINATED, pod_status.get("reason"), pod_status.get("message"))
+    return AgentState(Stage.WAITING, waiting.get("reason"), waiting.get("message"))
+
+
+def _image_pull_kind(message: str) -> FailureKind:
+    lowered = message.lower()
+    return FailureKind.AUTH if any(word in lowered for word in _AUTH_WORDS) else FailureKind.CONFIG
+
+
+def unschedulable_message(pod: dict[str, Any]) -> str | None:
+    """The scheduler's explanation when it cannot place the pod."""
+    for condition in pod.get("status", {}).get("conditions") or []:
+        if (
+            condition.get("type") == "PodScheduled"
+            and condition.get("status") == "False"
+            and condition.get("reason") == "Unschedulable"
+        ):
+            return str(condition.get("message") or "the pod cannot be scheduled")
+    return None
+
+
+def waiting_failure(pod: dict[str, Any], state: AgentState) -> SystemFailure:
+    """Why a pod that never started its agent is stuck, as a blocker (R36)."""
+    message = state.message or ""
+    if state.reason in _IMAGE_PULL_REASONS:
+        return SystemFailure(
+            kind=_image_pull_kind(message),
+            code=state.reason or "ErrImagePull",
+            message=f"the agent image cannot be pulled: {message or state.reason}",
+        )
+    if state.reason in _CONFIG_REASONS:
+        return SystemFailure(
+            kind=FailureKind.CONFIG,
+            code=state.reason or "CreateContainerConfigError",
+            message=f"the agent container cannot be configured: {message or state.reason}",
+        )
+    unschedulable = unschedulable_message(pod)
+    if unschedulable is not None:
+        return SystemFailure(
+            kind=FailureKind.QUOTA,
+            code="Unschedulable",
+            message=f"the pod cannot be scheduled: {unschedulable}",
+        )
+    reason = state.reason or pod.get("status", {}).get("phase") or "Pending"
+    return SystemFailure(
+        kind=FailureKind.TRANSIENT,
+        code="PodPendingTimeout",
+        message=f"the pod did not start its agent in time ({reason}{': ' if message else ''}"
+        f"{message})",
+    )
+
+
+def is_blocking_wait(pod: dict[str, Any], state: AgentState) -> bool:
+    """A wait that only a change of settings (or capacity) can end, not time."""
+    return (
+        state.reason in _IMAGE_PULL_REASONS
+        or state.reason in _CONFIG_REASONS
+        or unschedulable_message(pod) is not None
+    )
+
+
+def termination_failure(pod: dict[str, Any], state: AgentState) -> SystemFailure | None:
+    """R15: why a terminated agent did not end cleanly, or None for a clean exit 0."""
+    pod_status = pod.get("status", {})
+    pod_reason = pod_status.get("reason")
+    if pod_reason == "DeadlineExceeded":
+        return SystemFailure(
+            kind=FailureKind.TIMEOUT,
+            code="DeadlineExceeded",
+            message=pod_status.get("message") or "the phase ran past its timeoutSeconds",
+        )
+    if pod_reason == "Evicted":
+        return SystemFailure(
+            kind=FailureKind.TRANSIENT,
+            code="Evicted",
+            message=pod_status.get("message") or "the pod was evicted",
+        )
+    if state.reason == "OOMKilled":
+        return SystemFailure(
+            kind=FailureKind.OUT_OF_MEMORY,
+            code="OOMKilled",
+            message="the agent container was killed for exceeding its memory limit",
+        )
+    if state.reason in ("StartError", "ContainerCannotRun"):
+        return SystemFailure(
+            kind=FailureKind.CONFIG,
+            code=state.reason,
+            message=f"the agent container could not start: {state.message or state.reason}",
+        )
+    if state.exit_code is None:
+        return SystemFailure(
+            kind=FailureKind.CRASH,
+            code=pod_reason or "NoExitCode",
+            message=pod_status.get("message") or "the agent container ended without an exit code",
+        )
+    return None

@@ -1,0 +1,164 @@
+"""The pod (and prompt ConfigMap) of one phase attempt, as Kubernetes JSON.
+
+Decisions where the issue is silent: the agent runs in ``/workspace`` on an
+``emptyDir`` volume; its prompt (the phase's prompt followed by the
+TASK_RESULT instruction) is mounted read-only at ``/etc/agentjobs/prompt``
+and named by ``AGENTJOBS_PROMPT_FILE``; the pod never restarts its agent
+(a retry is a new attempt); and no service-account token is mounted unless
+the phase names a service account, since an agent needs no access to the
+Kubernetes API by default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agentjobs.logic import naming
+from agentjobs.models.contract import TranscriptFormat
+from agentjobs.models.resources import PhaseSpec
+
+AGENT_CONTAINER = "agent"
+WORKSPACE_VOLUME = "workspace"
+PROMPT_VOLUME = "prompt"
+WORKSPACE_PATH = "/workspace"
+PROMPT_DIRECTORY = "/etc/agentjobs/prompt"
+PROMPT_KEY = "prompt.md"
+PROMPT_FILE = f"{PROMPT_DIRECTORY}/{PROMPT_KEY}"
+OUTPUT_DIRECTORY = f"{WORKSPACE_PATH}/artifacts/output"
+
+TASK_RESULT_INSTRUCTION = """\
+
+---
+
+When you have finished, end your work with a TASK_RESULT block. It must be
+the last thing you write: the line `TASK_RESULT:` followed by one JSON object,
+then a line holding only `TASK_RESULT_END`. For example:
+
+TASK_RESULT: {"success": true, "side_effects": "none", "comments": "What you delivered"}
+TASK_RESULT_END
+
+- `success` (required): the JSON boolean true if you produced what was asked, false if not.
+- `failure_reason` (when `success` is false): one word, `task` (the request was wrong,
+  impossible or too big), `platform` (a credential, tool or the workspace failed you),
+  `refused` (you could have done it and judged you should not) or `unknown`.
+- `side_effects`: `none` (you attempted no external write), `succeeded` (every write went
+  through), `denied` (a write was refused) or `failed` (a write broke).
+- `comments`: one specific sentence for the people who read the outcome.
+
+Write your deliverable as files under /workspace/artifacts/output/.
+"""
+
+
+def compose_prompt(prompt: str) -> str:
+    """The phase's prompt followed by the mandatory TASK_RESULT instruction."""
+    return prompt.rstrip("\n") + "\n" + TASK_RESULT_INSTRUCTION
+
+
+@dataclass(frozen=True)
+class Owner:
+    """The object that owns what is created, for garbage collection."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+
+    def reference(self) -> dict[str, Any]:
+        return {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "name": self.name,
+            "uid": self.uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+
+
+def _labels(spec: PhaseSpec, phase_resource: str, attempt: int) -> dict[str, str]:
+    return {
+        **naming.MANAGED_BY,
+        naming.LABEL_EXECUTION: naming.label_value(spec.execution_name),
+        naming.LABEL_PHASE: phase_resource,
+        naming.LABEL_ATTEMPT: str(attempt),
+    }
+
+
+def prompt_config_map(
+    *, phase_resource: str, namespace: str, owner: Owner, prompt: str
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": naming.prompt_config_map(phase_resource),
+            "namespace": namespace,
+            "labels": {**naming.MANAGED_BY, naming.LABEL_PHASE: phase_resource},
+            "ownerReferences": [owner.reference()],
+        },
+        "data": {PROMPT_KEY: compose_prompt(prompt)},
+    }
+
+
+def _dump(items: list[Any] | None) -> list[dict[str, Any]]:
+    return [item.model_dump(by_alias=True, exclude_none=True) for item in items or []]
+
+
+def phase_pod(
+    spec: PhaseSpec, *, phase_resource: str, namespace: str, owner: Owner, attempt: int
+) -> dict[str, Any]:
+    """The pod that runs one attempt of a phase."""
+    transcript_format = spec.transcript_format or TranscriptFormat.TEXT
+    env = [
+        {"name": "AGENTJOBS_PROMPT_FILE", "value": PROMPT_FILE},
+        {"name": "AGENTJOBS_OUTPUT_DIR", "value": OUTPUT_DIRECTORY},
+        {"name": "AGENTJOBS_EXECUTION", "value": spec.execution_name},
+        {"name": "AGENTJOBS_PHASE", "value": spec.name},
+        {"name": "AGENTJOBS_TRANSCRIPT_FORMAT", "value": transcript_format.value},
+        *_dump(spec.env),
+    ]
+    agent: dict[str, Any] = {
+        "name": AGENT_CONTAINER,
+        "image": spec.image,
+        "env": env,
+        "workingDir": WORKSPACE_PATH,
+        "volumeMounts": [
+            {"name": WORKSPACE_VOLUME, "mountPath": WORKSPACE_PATH},
+            {"name": PROMPT_VOLUME, "mountPath": PROMPT_DIRECTORY, "readOnly": True},
+        ],
+    }
+    if spec.command is not None:
+        agent["command"] = spec.command
+    if spec.args is not None:
+        agent["args"] = spec.args
+    if spec.env_from:
+        agent["envFrom"] = _dump(spec.env_from)
+    if spec.resources is not None:
+        agent["resources"] = spec.resources.model_dump(by_alias=True, exclude_none=True)
+    pod_spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "containers": [agent],
+        "volumes": [
+            {"name": WORKSPACE_VOLUME, "emptyDir": {}},
+            {
+                "name": PROMPT_VOLUME,
+                "configMap": {"name": naming.prompt_config_map(phase_resource)},
+            },
+        ],
+        "automountServiceAccountToken": spec.service_account_name is not None,
+    }
+    if spec.service_account_name is not None:
+        pod_spec["serviceAccountName"] = spec.service_account_name
+    if spec.timeout_seconds is not None:
+        pod_spec["activeDeadlineSeconds"] = spec.timeout_seconds
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": naming.pod(phase_resource, attempt),
+            "namespace": namespace,
+            "labels": _labels(spec, phase_resource, attempt),
+            "ownerReferences": [owner.reference()],
+        },
+        "spec": pod_spec,
+    }
