@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+pytest_plugins = ["tests.integration.operator_fixtures"]
+
 
 @pytest.fixture(autouse=True)
 def no_leftover_asyncio_tasks() -> Iterator[None]:

@@ -1,0 +1,118 @@
+"""Running the operator against the local cluster, and reading what it wrote back."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from devcluster.testing import DevCluster, Kubectl
+
+REPO = Path(__file__).resolve().parents[2]
+MANIFESTS = Path(__file__).resolve().parent / "manifests"
+AGENTJOBS = Path(sys.executable).parent / "agentjobs"
+
+
+class OperatorProcess:
+    """`agentjobs run` for one namespace, as a subprocess that can be killed and restarted."""
+
+    def __init__(self, env: dict[str, str], namespace: str, log: Path) -> None:
+        self._env = {**os.environ, **env}
+        self._namespace = namespace
+        self._log = log
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with self._log.open("ab") as log:
+            self._process = subprocess.Popen(
+                [
+                    str(AGENTJOBS),
+                    "run",
+                    "--namespace",
+                    self._namespace,
+                    "--pending-timeout",
+                    "4",
+                    "--cancel-grace-seconds",
+                    "5",
+                ],
+                env=self._env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def kill(self) -> None:
+        """SIGKILL: no cleanup, as a crash would leave it."""
+        assert self._process is not None
+        self._process.send_signal(signal.SIGKILL)
+        self._process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+
+    def log(self) -> str:
+        return self._log.read_text(errors="replace")
+
+
+@pytest.fixture(scope="session")
+def crds(kubectl: Kubectl) -> None:
+    kubectl.run("apply", "-f", str(REPO / "crds"))
+    for name in ("executions.agentjobs.io", "phases.agentjobs.io"):
+        kubectl.run("wait", "--for=condition=Established", f"crd/{name}", "--timeout=30s")
+
+
+@pytest.fixture
+def operator(
+    local_cluster: DevCluster, crds: None, namespace: str, tmp_path: Path
+) -> Iterator[OperatorProcess]:
+    process = OperatorProcess(local_cluster.env, namespace, tmp_path / "operator.log")
+    process.start()
+    yield process
+    process.stop()
+    print(process.log()[-20000:])  # shown by pytest when the test failed
+
+
+def apply_manifest(kubectl: Kubectl, namespace: str, name: str) -> None:
+    kubectl.run("apply", "-n", namespace, "-f", str(MANIFESTS / name))
+
+
+def wait_finished(kubectl: Kubectl, namespace: str, execution: str, timeout: int = 60) -> Any:
+    kubectl.run(
+        "wait",
+        "-n",
+        namespace,
+        "--for=condition=Finished",
+        f"execution/{execution}",
+        f"--timeout={timeout}s",
+        timeout=timeout + 10,
+    )
+    return kubectl.json("get", "-n", namespace, "execution", execution)["status"]
+
+
+def phase_status(kubectl: Kubectl, namespace: str, phase: str) -> Any:
+    return kubectl.json("get", "-n", namespace, "phase", phase).get("status", {})
+
+
+def wait_for(predicate: Any, timeout: float = 30, what: str = "condition") -> None:
+    """Poll ``predicate`` (a kubectl failure, e.g. not found yet, counts as false)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if predicate():
+                return
+        except AssertionError:
+            pass
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
