@@ -18,9 +18,10 @@ example: install
 	$(BIN)/agentjobs report manifests/examples/transcripts/fix-parser.log
 
 lint: install
-	$(BIN)/ruff check operator tests benchmarks
-	$(BIN)/ruff format --check operator tests benchmarks
+	$(BIN)/ruff check operator devcluster tests benchmarks
+	$(BIN)/ruff format --check operator devcluster tests benchmarks
 	$(BIN)/mypy operator
+	$(BIN)/mypy --strict devcluster
 	$(BIN)/lint-imports
 
 unit: install

@@ -1,0 +1,197 @@
+"""Time from an agent container's termination to ``Finished`` on its Execution.
+
+Applies N trivial one-phase Executions (default 50) to the running local
+cluster (``python -m devcluster up``) with the operator started by this
+script, then N plain Kubernetes Jobs running the same command, and prints
+the median and p95 of the time from the container's termination to the
+Execution's ``Finished`` condition, beside the same for the Jobs' ``Complete``
+condition, as ratios, in one run.
+
+Both ends are observed by one watch client in this process: a pod's
+termination when its status first shows the container terminated, an
+Execution or Job's end when its condition first turns true. API timestamps
+are not used: Kubernetes keeps them to the second.
+
+    python benchmarks/completion_latency.py [--count 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from kubernetes_asyncio import client, config, watch
+
+COMMAND = ["sh", "-c", "echo 'TASK_RESULT: {\"success\": true}'; echo TASK_RESULT_END"]
+SPACING_SECONDS = 0.2
+
+
+class Observer:
+    """Reception times of pod terminations and of finished Executions and Jobs."""
+
+    def __init__(self) -> None:
+        self.terminated: dict[str, float] = {}  # by owner name (execution or job)
+        self.finished: dict[str, float] = {}
+
+    def pod(self, pod: Any) -> None:
+        owner = (pod.metadata.labels or {}).get("agentjobs.io/execution") or (
+            pod.metadata.labels or {}
+        ).get("job-name")
+        for status in pod.status.container_statuses or []:
+            if status.state and status.state.terminated and owner not in self.terminated:
+                self.terminated[owner] = time.monotonic()
+
+    def conditions(self, name: str, conditions: list[Any], wanted: str) -> None:
+        for condition in conditions or []:
+            kind = condition["type"] if isinstance(condition, dict) else condition.type
+            state = condition["status"] if isinstance(condition, dict) else condition.status
+            if kind == wanted and state == "True" and name not in self.finished:
+                self.finished[name] = time.monotonic()
+
+
+async def _watch(handle: Any, list_function: Any, *args: Any) -> None:
+    while True:
+        async with watch.Watch().stream(list_function, *args, timeout_seconds=300) as stream:
+            async for event in stream:
+                handle(event["object"])
+
+
+def execution(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "agentjobs.io/v1alpha1",
+        "kind": "Execution",
+        "metadata": {"name": name},
+        "spec": {
+            "phases": [{"name": "run", "image": "busybox", "prompt": "go", "command": COMMAND}]
+        },
+    }
+
+
+def job(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {
+            "backoffLimit": 0,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "run", "image": "busybox", "command": COMMAND}],
+                }
+            },
+        },
+    }
+
+
+def latencies(observer: Observer, names: list[str]) -> list[float]:
+    return [observer.finished[n] - observer.terminated[n] for n in names]
+
+
+def summary(values: list[float]) -> tuple[float, float]:
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return statistics.median(ordered), p95
+
+
+async def wait_all(observer: Observer, names: list[str], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not all(n in observer.finished and n in observer.terminated for n in names):
+        if time.monotonic() > deadline:
+            missing = [
+                n for n in names if n not in observer.finished or n not in observer.terminated
+            ]
+            raise SystemExit(
+                f"timed out; unfinished: {missing[:5]}; seen pods: {list(observer.terminated)[:5]}"
+            )
+        await asyncio.sleep(0.1)
+
+
+async def main(count: int) -> None:
+    await config.load_kube_config()
+    api = client.ApiClient()
+    core, batch, custom = (
+        client.CoreV1Api(api),
+        client.BatchV1Api(api),
+        client.CustomObjectsApi(api),
+    )
+    namespace = f"bench-{uuid.uuid4().hex[:6]}"
+    await core.create_namespace({"metadata": {"name": namespace}})
+    operator = subprocess.Popen(
+        [str(Path(sys.executable).parent / "agentjobs"), "run", "--namespace", namespace],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=os.environ.copy(),
+    )
+    observer = Observer()
+    watchers = [
+        asyncio.create_task(_watch(observer.pod, core.list_namespaced_pod, namespace)),
+        asyncio.create_task(
+            _watch(
+                lambda obj: observer.conditions(
+                    obj["metadata"]["name"], obj.get("status", {}).get("conditions"), "Finished"
+                ),
+                custom.list_namespaced_custom_object,
+                "agentjobs.io",
+                "v1alpha1",
+                namespace,
+                "executions",
+            )
+        ),
+        asyncio.create_task(
+            _watch(
+                lambda obj: observer.conditions(
+                    obj.metadata.name, obj.status.conditions, "Complete"
+                ),
+                batch.list_namespaced_job,
+                namespace,
+            )
+        ),
+    ]
+    try:
+        await asyncio.sleep(3)  # the operator and the watches settle
+        executions = [f"ex-{i:03d}" for i in range(count)]
+        for name in executions:
+            await custom.create_namespaced_custom_object(
+                "agentjobs.io", "v1alpha1", namespace, "executions", execution(name)
+            )
+            await asyncio.sleep(SPACING_SECONDS)
+        await wait_all(observer, executions, timeout=120 + count)
+        jobs = [f"job-{i:03d}" for i in range(count)]
+        for name in jobs:
+            await batch.create_namespaced_job(namespace, job(name))
+            await asyncio.sleep(SPACING_SECONDS)
+        await wait_all(observer, jobs, timeout=120 + count)
+    finally:
+        for task in watchers:
+            if task.done() and task.exception():
+                print("watch failed:", repr(task.exception()))
+            task.cancel()
+        await asyncio.gather(*watchers, return_exceptions=True)
+        operator.terminate()
+        operator.wait()
+        await core.delete_namespace(namespace)
+        await api.close()
+    ex_median, ex_p95 = summary(latencies(observer, executions))
+    job_median, job_p95 = summary(latencies(observer, jobs))
+    print(f"{count} one-phase Executions and {count} Jobs, container terminated -> finished")
+    print(f"Execution Finished: median {ex_median * 1000:6.0f} ms   p95 {ex_p95 * 1000:6.0f} ms")
+    print(f"Job Complete:       median {job_median * 1000:6.0f} ms   p95 {job_p95 * 1000:6.0f} ms")
+    print(
+        f"ratio (Execution / Job): median {ex_median / job_median:.2f}x   "
+        f"p95 {ex_p95 / job_p95:.2f}x"
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=50)
+    asyncio.run(main(parser.parse_args().count))

@@ -1,0 +1,224 @@
+"""Bring the local cluster up, take it down, and describe how to reach it."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import TextIO
+
+from devcluster import processes
+from devcluster.build import ensure_binaries, link_unversioned
+from devcluster.components import (
+    ALL,
+    APISERVER,
+    CONTROLLER_MANAGER,
+    ETCD,
+    KUBECONFIG_CLIENTS,
+    LEAVES,
+    NODE,
+    NODE_MODULE,
+    Component,
+)
+from devcluster.layout import (
+    APISERVER_URL,
+    NODE_NAME,
+    REPO_ROOT,
+    S3_ENDPOINT,
+    Layout,
+    default_layout,
+    s3_credentials,
+)
+from devcluster.pki import ensure_pki, write_kubeconfig
+from devcluster.probes import api_get
+
+START_TIMEOUT_SECONDS = 120.0
+
+
+class ClusterError(RuntimeError):
+    """The cluster could not be brought into the requested state."""
+
+
+def environment(layout: Layout | None = None) -> dict[str, str]:
+    """The variables a client needs to use the cluster, with PATH already extended."""
+    layout = layout or default_layout()
+    credentials = s3_credentials(layout)
+    return {
+        "KUBECONFIG": str(layout.admin_kubeconfig),
+        "PATH": f"{layout.bin}{os.pathsep}{os.environ.get('PATH', '')}",
+        "AGENTJOBS_S3_ENDPOINT": S3_ENDPOINT,
+        "AGENTJOBS_S3_ACCESS_KEY": credentials.access_key,
+        "AGENTJOBS_S3_SECRET_KEY": credentials.secret_key,
+    }
+
+
+def _process_environment(layout: Layout) -> dict[str, str]:
+    env = dict(os.environ)
+    env[processes.MARKER_VARIABLE] = str(layout.root)
+    # The node runs as `python -m devcluster.node` and must import this checkout.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    env.pop("KUBECONFIG", None)
+    return env
+
+
+def _log_tail(layout: Layout, component: Component, lines: int = 15) -> str:
+    try:
+        text = layout.log_file(component.name).read_text(errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _wait_until(
+    description: str, check: Callable[[], bool], layout: Layout, component: Component
+) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while not check():
+        if processes.alive(layout.pid_file(component.name)) is None:
+            raise ClusterError(
+                f"{component.name} exited while waiting for {description}; "
+                f"last lines of {layout.log_file(component.name)}:\n" + _log_tail(layout, component)
+            )
+        if time.monotonic() > deadline:
+            raise ClusterError(
+                f"timed out waiting for {description}; see {layout.log_file(component.name)}"
+            )
+        time.sleep(0.25)
+
+
+def _wait_healthy(layout: Layout, component: Component) -> None:
+    _wait_until(f"{component.name} health", lambda: component.healthy(layout), layout, component)
+
+
+def _prepare(layout: Layout, log: TextIO) -> None:
+    binaries = ensure_binaries(log)
+    link_unversioned(binaries, layout.bin)
+    ensure_pki(layout.pki, LEAVES)
+    for client in KUBECONFIG_CLIENTS:
+        path = layout.kubeconfig(client)
+        if not path.exists():
+            write_kubeconfig(path, APISERVER_URL, layout.pki, client)
+    s3_credentials(layout)
+
+
+def _start(layout: Layout, component: Component, log: TextIO) -> None:
+    if processes.alive(layout.pid_file(component.name)) is not None:
+        return
+    taken = processes.listening_ports(component.ports)
+    if taken:
+        raise ClusterError(
+            f"cannot start {component.name}: port(s) {sorted(taken)} already in use by a "
+            "process without a pid file here; `python -m devcluster down` stops strays of this "
+            "cluster, anything else must be stopped by hand"
+        )
+    print(f"starting {component.name}", file=log, flush=True)
+    processes.start(
+        component.argv(layout),
+        pid_file=layout.pid_file(component.name),
+        log_file=layout.log_file(component.name),
+        env=_process_environment(layout),
+        cwd=REPO_ROOT,
+    )
+
+
+def _has_default_service_account(layout: Layout) -> bool:
+    return api_get(layout, "/api/v1/namespaces/default/serviceaccounts/default") is not None
+
+
+def _has_root_ca_config_map(layout: Layout) -> bool:
+    return api_get(layout, "/api/v1/namespaces/default/configmaps/kube-root-ca.crt") is not None
+
+
+@contextlib.contextmanager
+def _exclusive(layout: Layout) -> Iterator[None]:
+    """Serialise `up` and `down`, e.g. two test sessions starting the same cluster at once."""
+    layout.root.mkdir(parents=True, exist_ok=True)
+    with open(layout.root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def up(layout: Layout | None = None, log: TextIO = sys.stderr) -> None:
+    """Build what is missing, start what is not running, and wait until all of it is ready."""
+    layout = layout or default_layout()
+    with _exclusive(layout):
+        _up(layout, log)
+
+
+def _up(layout: Layout, log: TextIO) -> None:
+    _prepare(layout, log)
+    # Each of these needs the one before it to answer.
+    for component in (ETCD, APISERVER):
+        _start(layout, component, log)
+        _wait_healthy(layout, component)
+    node_available = NODE_MODULE.exists()
+    rest = [c for c in ALL if c not in (ETCD, APISERVER) and (c is not NODE or node_available)]
+    for component in rest:
+        _start(layout, component, log)
+    for component in rest:
+        _wait_healthy(layout, component)
+    _wait_until(
+        "the default service account",
+        lambda: _has_default_service_account(layout),
+        layout,
+        CONTROLLER_MANAGER,
+    )
+    _wait_until(
+        "the kube-root-ca.crt config map",
+        lambda: _has_root_ca_config_map(layout),
+        layout,
+        CONTROLLER_MANAGER,
+    )
+    if not node_available:
+        print(
+            f"{NODE_MODULE.relative_to(REPO_ROOT)} does not exist yet: no node started, "
+            f"so Node {NODE_NAME} will not be Ready and pods will stay Pending",
+            file=log,
+            flush=True,
+        )
+    print(f"cluster is up; KUBECONFIG={layout.admin_kubeconfig}", file=log, flush=True)
+
+
+def down(layout: Layout | None = None, log: TextIO = sys.stderr) -> None:
+    """Stop every process of the cluster, including strays that lost their pid files."""
+    layout = layout or default_layout()
+    with _exclusive(layout):
+        _down(layout, log)
+
+
+def _down(layout: Layout, log: TextIO) -> None:
+    for component in reversed(ALL):
+        pid_file = layout.pid_file(component.name)
+        if processes.alive(pid_file) is not None:
+            print(f"stopping {component.name}", file=log, flush=True)
+        processes.stop(pid_file, component.grace_seconds)
+    strays = processes.kill_marked(str(layout.root))
+    if strays:
+        print(f"killed {len(strays)} leftover process(es): {strays}", file=log, flush=True)
+    still_listening = processes.listening_ports(p for c in ALL for p in c.ports)
+    if still_listening:
+        raise ClusterError(f"ports still listening after down: {sorted(still_listening)}")
+    print("cluster is down", file=log, flush=True)
+
+
+def status(layout: Layout | None = None, out: TextIO = sys.stdout) -> bool:
+    """Print each process's state; True when every expected process runs and is healthy."""
+    layout = layout or default_layout()
+    all_healthy = True
+    for component in ALL:
+        if component is NODE and not NODE_MODULE.exists():
+            print(f"{component.name:24} not available (no {NODE_MODULE.name})", file=out)
+            continue
+        pid = processes.alive(layout.pid_file(component.name))
+        healthy = pid is not None and component.healthy(layout)
+        all_healthy = all_healthy and healthy
+        if pid is None:
+            state = "stopped"
+        else:
+            state = f"running (pid {pid}), {'healthy' if healthy else 'NOT healthy'}"
+        print(f"{component.name:24} {state}", file=out)
+    print(f"state directory: {layout.root}", file=out)
+    return all_healthy

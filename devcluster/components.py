@@ -1,0 +1,270 @@
+"""The cluster's processes: how each one is started and how to tell that it is healthy."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from devcluster.build import binary_path
+from devcluster.layout import (
+    APISERVER_PORT,
+    APISERVER_URL,
+    CONTROLLER_MANAGER_PORT,
+    ETCD_CLIENT_PORT,
+    ETCD_PEER_PORT,
+    KUBERNETES_SERVICE_IP,
+    LOOPBACK,
+    NODE_NAME,
+    NODE_PORT,
+    REPO_ROOT,
+    S3_PORT,
+    SCHEDULER_PORT,
+    SERVICE_CLUSTER_IP_RANGE,
+    Layout,
+    s3_credentials,
+)
+from devcluster.pki import Leaf
+from devcluster.probes import admin_tls, http_status, node_ready, unverified_tls
+
+SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+NODE_MODULE = REPO_ROOT / "devcluster" / "node" / "__main__.py"
+IMAGES_FILE = REPO_ROOT / "devcluster" / "images.yaml"
+S3_HEALTH_PATH = "/health"
+
+# Controllers the tests and the operator rely on; the node lifecycle controller stays off
+# because the process node is the only node and must never be tainted or evicted.
+CONTROLLERS = (
+    "garbage-collector-controller",
+    "namespace-controller",
+    "serviceaccount-controller",
+    "serviceaccount-token-controller",
+    "job-controller",
+    "replicaset-controller",
+    "deployment-controller",
+    "ttl-after-finished-controller",
+    "pod-garbage-collector-controller",
+    # Publishes kube-root-ca.crt into every namespace; projected token volumes need it.
+    "root-ca-certificate-publisher-controller",
+)
+
+LEAVES = (
+    Leaf(
+        "apiserver",
+        "kube-apiserver",
+        server=True,
+        dns_names=(
+            "localhost",
+            "kubernetes",
+            "kubernetes.default",
+            "kubernetes.default.svc",
+            "kubernetes.default.svc.cluster.local",
+        ),
+        ip_addresses=(LOOPBACK, KUBERNETES_SERVICE_IP),
+    ),
+    Leaf("admin", "admin", "system:masters"),
+    Leaf("controller-manager", "system:kube-controller-manager"),
+    Leaf("scheduler", "system:kube-scheduler"),
+    Leaf("apiserver-kubelet-client", "kube-apiserver-kubelet-client", "system:masters"),
+    Leaf("node", f"system:node:{NODE_NAME}", "system:nodes"),
+    Leaf(
+        "node-serving",
+        f"system:node:{NODE_NAME}",
+        "system:nodes",
+        server=True,
+        dns_names=("localhost", NODE_NAME),
+        ip_addresses=(LOOPBACK,),
+    ),
+)
+# Kubeconfig files written next to the state directory, by the client certificate they use.
+KUBECONFIG_CLIENTS = ("admin", "controller-manager", "scheduler", "node")
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    ports: tuple[int, ...]
+    argv: Callable[[Layout], list[str]]
+    healthy: Callable[[Layout], bool]
+    # How long the process may take to shut down on SIGTERM before it is killed.
+    grace_seconds: float = 10.0
+
+
+def _etcd(layout: Layout) -> list[str]:
+    client_url = f"http://{LOOPBACK}:{ETCD_CLIENT_PORT}"
+    peer_url = f"http://{LOOPBACK}:{ETCD_PEER_PORT}"
+    return [
+        str(binary_path("etcd")),
+        "--name=devcluster",
+        f"--data-dir={layout.etcd_data}",
+        f"--listen-client-urls={client_url}",
+        f"--advertise-client-urls={client_url}",
+        f"--listen-peer-urls={peer_url}",
+        f"--initial-advertise-peer-urls={peer_url}",
+        f"--initial-cluster=devcluster={peer_url}",
+        # A throwaway test cluster: skipping fsync makes every API write much faster.
+        "--unsafe-no-fsync",
+    ]
+
+
+def _etcd_healthy(layout: Layout) -> bool:
+    return http_status(f"http://{LOOPBACK}:{ETCD_CLIENT_PORT}/health") == 200
+
+
+def _apiserver(layout: Layout) -> list[str]:
+    pki = layout.pki
+    return [
+        str(binary_path("kube-apiserver")),
+        f"--etcd-servers=http://{LOOPBACK}:{ETCD_CLIENT_PORT}",
+        f"--bind-address={LOOPBACK}",
+        f"--advertise-address={LOOPBACK}",
+        f"--secure-port={APISERVER_PORT}",
+        f"--tls-cert-file={pki / 'apiserver.crt'}",
+        f"--tls-private-key-file={pki / 'apiserver.key'}",
+        f"--client-ca-file={pki / 'ca.crt'}",
+        "--authorization-mode=Node,RBAC",
+        "--enable-admission-plugins=NodeRestriction",
+        # No node lifecycle controller here to lift the not-ready taint this plugin adds.
+        "--disable-admission-plugins=TaintNodesByCondition",
+        f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
+        f"--service-account-key-file={pki / 'service-account.pub'}",
+        f"--service-account-signing-key-file={pki / 'service-account.key'}",
+        f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
+        f"--kubelet-client-certificate={pki / 'apiserver-kubelet-client.crt'}",
+        f"--kubelet-client-key={pki / 'apiserver-kubelet-client.key'}",
+        f"--kubelet-certificate-authority={pki / 'ca.crt'}",
+        "--kubelet-preferred-address-types=InternalIP",
+        "--allow-privileged=true",
+        # Endpoints may not point at loopback, so the `kubernetes` Service keeps none.
+        "--endpoint-reconciler-type=none",
+        "--profiling=false",
+    ]
+
+
+def _apiserver_healthy(layout: Layout) -> bool:
+    return http_status(f"{APISERVER_URL}/readyz", admin_tls(layout)) == 200
+
+
+def _controller_manager(layout: Layout) -> list[str]:
+    kubeconfig = layout.kubeconfig("controller-manager")
+    return [
+        str(binary_path("kube-controller-manager")),
+        f"--kubeconfig={kubeconfig}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        f"--bind-address={LOOPBACK}",
+        f"--secure-port={CONTROLLER_MANAGER_PORT}",
+        f"--controllers={','.join(CONTROLLERS)}",
+        "--use-service-account-credentials=true",
+        f"--service-account-private-key-file={layout.pki / 'service-account.key'}",
+        f"--root-ca-file={layout.pki / 'ca.crt'}",
+        # One instance only: waiting for a lease would just slow every start down.
+        "--leader-elect=false",
+    ]
+
+
+def _controller_manager_healthy(layout: Layout) -> bool:
+    url = f"https://{LOOPBACK}:{CONTROLLER_MANAGER_PORT}/healthz"
+    return http_status(url, unverified_tls()) == 200
+
+
+def _scheduler(layout: Layout) -> list[str]:
+    kubeconfig = layout.kubeconfig("scheduler")
+    return [
+        str(binary_path("kube-scheduler")),
+        f"--kubeconfig={kubeconfig}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        f"--bind-address={LOOPBACK}",
+        f"--secure-port={SCHEDULER_PORT}",
+        "--leader-elect=false",
+    ]
+
+
+def _scheduler_healthy(layout: Layout) -> bool:
+    return http_status(f"https://{LOOPBACK}:{SCHEDULER_PORT}/healthz", unverified_tls()) == 200
+
+
+def _supports_user_xattrs(directory: Path) -> bool:
+    probe = directory / ".xattr-probe"
+    probe.touch()
+    try:
+        os.setxattr(probe, "user.agentjobs", b"1")
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.unlink()
+
+
+def _versitygw(layout: Layout) -> list[str]:
+    credentials = s3_credentials(layout)
+    layout.s3_data.mkdir(parents=True, exist_ok=True)
+    backend = ["posix"]
+    # The posix backend keeps object metadata in extended attributes; where the filesystem
+    # has none, a sidecar directory holds it instead.
+    if not _supports_user_xattrs(layout.s3_data):
+        layout.s3_metadata.mkdir(parents=True, exist_ok=True)
+        backend.append(f"--sidecar={layout.s3_metadata}")
+    return [
+        str(binary_path("versitygw")),
+        f"--access={credentials.access_key}",
+        f"--secret={credentials.secret_key}",
+        f"--port={LOOPBACK}:{S3_PORT}",
+        f"--health={S3_HEALTH_PATH}",
+        *backend,
+        str(layout.s3_data),
+    ]
+
+
+def _versitygw_healthy(layout: Layout) -> bool:
+    return http_status(f"http://{LOOPBACK}:{S3_PORT}{S3_HEALTH_PATH}") == 200
+
+
+def image_files() -> list[Path]:
+    """The node's image table plus any extra tables listed in $AGENTJOBS_EXTRA_IMAGES."""
+    extra = os.environ.get("AGENTJOBS_EXTRA_IMAGES", "")
+    return [IMAGES_FILE, *(Path(p).resolve() for p in extra.split(os.pathsep) if p)]
+
+
+def _node(layout: Layout) -> list[str]:
+    pki = layout.pki
+    argv = [
+        sys.executable,
+        "-m",
+        "devcluster.node",
+        f"--kubeconfig={layout.kubeconfig('node')}",
+        f"--node-name={NODE_NAME}",
+        f"--address={LOOPBACK}",
+        f"--port={NODE_PORT}",
+        f"--tls-cert={pki / 'node-serving.crt'}",
+        f"--tls-key={pki / 'node-serving.key'}",
+        f"--client-ca={pki / 'ca.crt'}",
+        f"--state-dir={layout.node_state}",
+    ]
+    for images in image_files():
+        argv.append(f"--images={images}")
+    return argv
+
+
+def _node_healthy(layout: Layout) -> bool:
+    return node_ready(layout, NODE_NAME)
+
+
+ETCD = Component("etcd", (ETCD_CLIENT_PORT, ETCD_PEER_PORT), _etcd, _etcd_healthy)
+APISERVER = Component("kube-apiserver", (APISERVER_PORT,), _apiserver, _apiserver_healthy)
+CONTROLLER_MANAGER = Component(
+    "kube-controller-manager",
+    (CONTROLLER_MANAGER_PORT,),
+    _controller_manager,
+    _controller_manager_healthy,
+)
+SCHEDULER = Component("kube-scheduler", (SCHEDULER_PORT,), _scheduler, _scheduler_healthy)
+S3 = Component("versitygw", (S3_PORT,), _versitygw, _versitygw_healthy)
+# The node stops its pods on SIGTERM, which takes up to their grace periods.
+NODE = Component("node", (NODE_PORT,), _node, _node_healthy, grace_seconds=35.0)
+
+# In start order; they stop in reverse.
+ALL = (ETCD, APISERVER, CONTROLLER_MANAGER, SCHEDULER, S3, NODE)

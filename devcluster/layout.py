@@ -1,0 +1,103 @@
+"""Where a cluster keeps its state, and the fixed addresses its processes listen on."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from devcluster.build import CACHE_DIR
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+NODE_NAME = "devnode"
+LOOPBACK = "127.0.0.1"
+SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
+# The first address of the service range, which the `kubernetes` Service takes.
+KUBERNETES_SERVICE_IP = "10.0.0.1"
+
+ETCD_CLIENT_PORT = 23790
+ETCD_PEER_PORT = 23800
+APISERVER_PORT = 6443
+CONTROLLER_MANAGER_PORT = 10257
+SCHEDULER_PORT = 10259
+NODE_PORT = 10250
+S3_PORT = 9000
+
+APISERVER_URL = f"https://{LOOPBACK}:{APISERVER_PORT}"
+S3_ENDPOINT = f"http://{LOOPBACK}:{S3_PORT}"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The files of one cluster under its state directory."""
+
+    root: Path
+
+    @property
+    def pki(self) -> Path:
+        return self.root / "pki"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def bin(self) -> Path:
+        return self.root / "bin"
+
+    @property
+    def etcd_data(self) -> Path:
+        return self.root / "etcd"
+
+    @property
+    def s3_data(self) -> Path:
+        return self.root / "s3"
+
+    @property
+    def s3_metadata(self) -> Path:
+        return self.root / "s3-metadata"
+
+    @property
+    def node_state(self) -> Path:
+        return self.root / "node"
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self.root / "admin.kubeconfig"
+
+    def kubeconfig(self, client: str) -> Path:
+        return self.root / f"{client}.kubeconfig"
+
+    def pid_file(self, component: str) -> Path:
+        return self.root / "run" / f"{component}.pid"
+
+    def log_file(self, component: str) -> Path:
+        return self.logs / f"{component}.log"
+
+
+def default_layout() -> Layout:
+    """The cluster in $AGENTJOBS_CLUSTER_DIR, or ~/.cache/agentjobs/cluster."""
+    configured = os.environ.get("AGENTJOBS_CLUSTER_DIR")
+    root = Path(configured) if configured else CACHE_DIR / "cluster"
+    return Layout(root.expanduser().resolve())
+
+
+@dataclass(frozen=True)
+class S3Credentials:
+    access_key: str
+    secret_key: str
+
+
+def s3_credentials(layout: Layout) -> S3Credentials:
+    """The S3 root user's keys, generated on first use and kept in the state directory."""
+    path = layout.root / "s3-credentials.json"
+    if not path.exists():
+        layout.root.mkdir(parents=True, exist_ok=True)
+        generated = {"access_key": secrets.token_hex(10), "secret_key": secrets.token_hex(20)}
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as file:
+            json.dump(generated, file)
+    data = json.loads(path.read_text())
+    return S3Credentials(access_key=data["access_key"], secret_key=data["secret_key"])

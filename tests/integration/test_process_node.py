@@ -1,0 +1,304 @@
+"""The process node against the real control plane, driven with the real kubectl."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from devcluster.testing import DevCluster, Kubectl
+
+pytestmark = pytest.mark.integration
+
+Obj = dict[str, Any]
+
+
+@pytest.fixture(autouse=True)
+def _needs_node(local_cluster: DevCluster) -> None:
+    if not local_cluster.has_node:
+        pytest.skip("no Ready process node in this cluster")
+
+
+def _pod(name: str, script: str, **spec: Any) -> Obj:
+    container = {"name": "main", "image": "busybox", "command": ["sh", "-c", script]}
+    container.update(spec.pop("container", {}))
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": 5,
+            "containers": [container],
+            **spec,
+        },
+    }
+
+
+def _get(kubectl: Kubectl, namespace: str, name: str) -> Obj:
+    result: Obj = kubectl.json("get", "pod", name, "-n", namespace)
+    return result
+
+
+def _wait(
+    kubectl: Kubectl, namespace: str, name: str, check: Callable[[Obj], bool], timeout: float = 60
+) -> Obj:
+    deadline = time.monotonic() + timeout
+    while True:
+        pod = _get(kubectl, namespace, name)
+        if check(pod):
+            return pod
+        assert time.monotonic() < deadline, json.dumps(pod.get("status"), indent=1)
+        time.sleep(0.25)
+
+
+def _phase(*phases: str) -> Callable[[Obj], bool]:
+    return lambda pod: pod.get("status", {}).get("phase") in phases
+
+
+def _main_status(pod: Obj, name: str = "main") -> Obj:
+    statuses = [
+        *pod["status"].get("containerStatuses", []),
+        *pod["status"].get("initContainerStatuses", []),
+    ]
+    return next((s for s in statuses if s["name"] == name), {})
+
+
+def _waiting_reason(reason: str) -> Callable[[Obj], bool]:
+    return lambda pod: _main_status(pod).get("state", {}).get("waiting", {}).get("reason") == reason
+
+
+def _raw_logs(cluster: DevCluster, *args: str) -> bytes:
+    """kubectl logs as bytes: no newline translation, so byte-exactness is visible."""
+    return subprocess.run(
+        ["kubectl", "logs", *args],
+        env={**os.environ, **cluster.env},
+        capture_output=True,
+        check=True,
+        timeout=60,
+    ).stdout
+
+
+def test_failed_pod_reports_exit_code_and_logs(kubectl: Kubectl, namespace: str) -> None:
+    kubectl.apply(_pod("exit3", "echo line one; echo line two >&2; exit 3"), namespace)
+    pod = _wait(kubectl, namespace, "exit3", _phase("Failed", "Succeeded"))
+    assert pod["status"]["phase"] == "Failed"
+    terminated = _main_status(pod)["state"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (3, "Error")
+    assert terminated["containerID"].startswith("process://")
+    assert pod["status"]["podIP"] == "127.0.0.1"
+    conditions = {c["type"]: c["status"] for c in pod["status"]["conditions"]}
+    assert conditions["Ready"] == "False" and conditions["PodScheduled"] == "True"
+    logs = kubectl.run("logs", "exit3", "-n", namespace).stdout
+    assert logs == "line one\nline two\n"
+
+
+def test_logs_follow_streams_while_the_process_runs(
+    local_cluster: DevCluster, kubectl: Kubectl, namespace: str
+) -> None:
+    script = "for i in 1 2 3 4 5 6 7 8; do echo tick-$i; sleep 0.5; done"
+    kubectl.apply(_pod("ticker", script), namespace)
+    _wait(kubectl, namespace, "ticker", _phase("Running", "Succeeded", "Failed"))
+    with subprocess.Popen(
+        ["kubectl", "logs", "-f", "ticker", "-n", namespace],
+        env={**os.environ, **local_cluster.env},
+        stdout=subprocess.PIPE,
+    ) as follow:
+        assert follow.stdout is not None
+        try:
+            first = follow.stdout.readline()
+            assert first.startswith(b"tick-")
+            state = _main_status(_get(kubectl, namespace, "ticker"))["state"]
+            assert "running" in state, "the first line must arrive before the exit"
+            rest = follow.stdout.read()
+            assert follow.wait(timeout=30) == 0
+        finally:
+            follow.kill()
+    lines = (first + rest).decode().splitlines()
+    assert lines[-1] == "tick-8" and lines == [f"tick-{i}" for i in range(9 - len(lines), 9)]
+
+
+def test_partial_lines_are_served_byte_exact(
+    local_cluster: DevCluster, kubectl: Kubectl, namespace: str
+) -> None:
+    script = r"printf 'a\nno newline'; sleep 0.3; printf ' cont\r\n\ttab  '; printf end"
+    kubectl.apply(_pod("partial", script), namespace)
+    _wait(kubectl, namespace, "partial", _phase("Succeeded", "Failed"))
+    expected = b"a\nno newline cont\r\n\ttab  end"
+    assert _raw_logs(local_cluster, "partial", "-n", namespace) == expected
+    timestamped = _raw_logs(local_cluster, "partial", "-n", namespace, "--timestamps")
+    assert timestamped.count(b"Z ") >= 3 and timestamped.endswith(b"end")
+    assert _raw_logs(local_cluster, "partial", "-n", namespace, "--limit-bytes=4") == b"a\nno"
+
+
+def test_native_sidecar_gets_sigterm_after_main_exits(kubectl: Kubectl, namespace: str) -> None:
+    sidecar = {
+        "name": "sidecar",
+        "image": "busybox",
+        "restartPolicy": "Always",
+        "command": [
+            "sh",
+            "-c",
+            "trap 'echo got-term; exit 0' TERM; echo sidecar-up; while true; do sleep 0.1; done",
+        ],
+    }
+    manifest = _pod("sidecar", "sleep 1; echo main-done", initContainers=[sidecar])
+    kubectl.apply(manifest, namespace)
+    pod = _wait(kubectl, namespace, "sidecar", _phase("Succeeded", "Failed"))
+    assert pod["status"]["phase"] == "Succeeded"
+    side = _main_status(pod, "sidecar")["state"]["terminated"]
+    main = _main_status(pod, "main")["state"]["terminated"]
+    assert side["exitCode"] == 0 and side["finishedAt"] >= main["finishedAt"]
+    logs = kubectl.run("logs", "sidecar", "-c", "sidecar", "-n", namespace).stdout
+    assert logs == "sidecar-up\ngot-term\n"
+
+
+def test_active_deadline_fails_the_pod(kubectl: Kubectl, namespace: str) -> None:
+    kubectl.apply(_pod("deadline", "sleep 60", activeDeadlineSeconds=2), namespace)
+    pod = _wait(kubectl, namespace, "deadline", _phase("Failed", "Succeeded"), timeout=30)
+    assert pod["status"]["reason"] == "DeadlineExceeded"
+    assert "deadline" in pod["status"]["message"]
+    assert "terminated" in _main_status(pod)["state"]
+
+
+def test_unknown_image_waits_in_image_pull_backoff(kubectl: Kubectl, namespace: str) -> None:
+    manifest = _pod("noimage", "true", container={"image": "example.invalid/nope:1"})
+    kubectl.apply(manifest, namespace)
+    pod = _wait(kubectl, namespace, "noimage", _waiting_reason("ImagePullBackOff"), timeout=30)
+    assert pod["status"]["phase"] == "Pending"
+
+
+def test_missing_secret_is_a_config_error_until_created(kubectl: Kubectl, namespace: str) -> None:
+    env = [{"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "later", "key": "token"}}}]
+    kubectl.apply(_pod("needs-secret", 'echo "token=$TOKEN"', container={"env": env}), namespace)
+    pod = _wait(
+        kubectl,
+        namespace,
+        "needs-secret",
+        _waiting_reason("CreateContainerConfigError"),
+        timeout=30,
+    )
+    assert _main_status(pod)["state"]["waiting"]["message"] == 'secret "later" not found'
+    kubectl.run(
+        "create", "secret", "generic", "later", "--from-literal=token=s3cr3t", "-n", namespace
+    )
+    _wait(kubectl, namespace, "needs-secret", _phase("Succeeded"), timeout=30)
+    assert kubectl.run("logs", "needs-secret", "-n", namespace).stdout == "token=s3cr3t\n"
+
+
+def _memory_cgroup_writable() -> bool:
+    probe = Path(f"/sys/fs/cgroup/memory/agentjobs-probe-{os.getpid()}")
+    try:
+        probe.mkdir()
+        (probe / "memory.limit_in_bytes").write_text(str(64 << 20))
+        return True
+    except OSError:
+        return False
+    finally:
+        if probe.exists():
+            probe.rmdir()
+
+
+def test_memory_limit_gives_oom_killed(kubectl: Kubectl, namespace: str) -> None:
+    if not _memory_cgroup_writable():
+        pytest.skip("the cgroup v1 memory controller is not writable here")
+    script = "python3 -c 'x = bytearray(512 * 1024 * 1024); print(len(x))'"
+    resources = {"limits": {"memory": "64Mi"}}
+    kubectl.apply(_pod("oom", script, container={"resources": resources}), namespace)
+    pod = _wait(kubectl, namespace, "oom", _phase("Failed", "Succeeded"))
+    terminated = _main_status(pod)["state"]["terminated"]
+    assert (terminated["reason"], terminated["exitCode"]) == ("OOMKilled", 137)
+
+
+def test_deletion_sends_sigterm_and_removes_the_pod(
+    kubectl: Kubectl, namespace: str, tmp_path: Path
+) -> None:
+    tmp_path.chmod(0o777)
+    script = (
+        "trap 'echo got-term > /out/marker; exit 0' TERM; echo up > /out/started; "
+        "while true; do sleep 0.1; done"
+    )
+    manifest = _pod(
+        "doomed",
+        script,
+        container={"volumeMounts": [{"name": "out", "mountPath": "/out"}]},
+        volumes=[{"name": "out", "hostPath": {"path": str(tmp_path)}}],
+    )
+    kubectl.apply(manifest, namespace)
+    _wait(kubectl, namespace, "doomed", lambda _: (tmp_path / "started").exists())
+    kubectl.run("delete", "pod", "doomed", "-n", namespace, "--wait=true", timeout=60)
+    assert (tmp_path / "marker").read_text() == "got-term\n"
+    gone = kubectl.run("get", "pod", "doomed", "-n", namespace, check=False)
+    assert gone.returncode != 0 and "NotFound" in gone.stderr
+
+
+def test_init_containers_volumes_and_downward_api(kubectl: Kubectl, namespace: str) -> None:
+    kubectl.run("create", "configmap", "settings", "--from-literal=greeting=hello", "-n", namespace)
+    init = {
+        "name": "prepare",
+        "image": "busybox",
+        "command": ["sh", "-c", "echo prepared > /work/state"],
+        "volumeMounts": [{"name": "work", "mountPath": "/work"}],
+    }
+    script = (
+        "cat /work/state; cat /config/greeting; echo; cat /info/name; echo; "
+        "echo ns=$MY_NS; test -s /var/run/secrets/kubernetes.io/serviceaccount/token "
+        "&& echo token-ok; pwd"
+    )
+    container = {
+        "workingDir": "/work",
+        "env": [{"name": "MY_NS", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}],
+        "volumeMounts": [
+            {"name": "work", "mountPath": "/work"},
+            {"name": "config", "mountPath": "/config", "readOnly": True},
+            {"name": "info", "mountPath": "/info"},
+        ],
+    }
+    volumes = [
+        {"name": "work", "emptyDir": {}},
+        {"name": "config", "configMap": {"name": "settings"}},
+        {
+            "name": "info",
+            "downwardAPI": {
+                "items": [{"path": "name", "fieldRef": {"fieldPath": "metadata.name"}}]
+            },
+        },
+    ]
+    kubectl.apply(
+        _pod("initpod", script, initContainers=[init], container=container, volumes=volumes),
+        namespace,
+    )
+    pod = _wait(kubectl, namespace, "initpod", _phase("Succeeded", "Failed"))
+    logs = kubectl.run("logs", "initpod", "-n", namespace).stdout
+    assert pod["status"]["phase"] == "Succeeded", logs
+    assert logs == f"prepared\nhello\ninitpod\nns={namespace}\ntoken-ok\n/work\n"
+
+
+@pytest.mark.slow
+def test_on_failure_restarts_and_keeps_previous_logs(kubectl: Kubectl, namespace: str) -> None:
+    script = (
+        "if [ -f /data/flag ]; then echo second; exit 0; fi; touch /data/flag; echo first; exit 1"
+    )
+    container = {"volumeMounts": [{"name": "data", "mountPath": "/data"}]}
+    kubectl.apply(
+        _pod(
+            "retry",
+            script,
+            restartPolicy="OnFailure",
+            container=container,
+            volumes=[{"name": "data", "emptyDir": {}}],
+        ),
+        namespace,
+    )
+    pod = _wait(kubectl, namespace, "retry", _phase("Succeeded", "Failed"), timeout=60)
+    status = _main_status(pod)
+    assert pod["status"]["phase"] == "Succeeded" and status["restartCount"] == 1
+    assert status["lastState"]["terminated"]["exitCode"] == 1
+    assert kubectl.run("logs", "retry", "-n", namespace).stdout == "second\n"
+    assert kubectl.run("logs", "retry", "-n", namespace, "--previous").stdout == "first\n"
