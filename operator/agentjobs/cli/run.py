@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import secrets
 
 import kopf
 
@@ -38,6 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="grace period of a cancelled phase's pod (default: %(default)s)",
     )
+    parser.add_argument(
+        "--peering",
+        metavar="NAME",
+        help="elect one active replica through this KopfPeering object (for more than one "
+        "replica); without it the operator runs standalone",
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="log at debug level")
 
 
@@ -54,7 +61,10 @@ def run(args: argparse.Namespace) -> int:
     assert registration.start is not None  # importing the module registers the handlers
     asyncio.run(
         kopf.operator(
-            standalone=True,
+            standalone=args.peering is None,
+            peering_name=args.peering,
+            # Replicas of equal priority would all pause; distinct ones elect the highest.
+            priority=secrets.randbelow(2**31),
             clusterwide=not args.namespace,
             namespaces=args.namespace or [],
             memo=kopf.Memo(config=config),

@@ -15,7 +15,9 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from typing import Any
 
-from agentjobs.adapters.kube import Kube
+import aiohttp
+
+from agentjobs.adapters.kube import ApiError, Kube
 from agentjobs.handlers import events, paths
 from agentjobs.logic import execution_plan, naming, phase_status
 from agentjobs.logic.pods import Owner
@@ -28,6 +30,7 @@ from agentjobs.models.resources import (
 )
 
 logger = logging.getLogger(__name__)
+MAX_RETRY_SECONDS = 60.0
 
 
 def dump_status(status: Any) -> dict[str, Any]:
@@ -35,14 +38,48 @@ def dump_status(status: Any) -> dict[str, Any]:
     return dumped
 
 
+def describe(error: ApiError) -> str:
+    """An API error as an operator's log line; a denied permission says what to grant."""
+    if error.forbidden:
+        return (
+            f"permission denied by the API server ({error.message}): grant it in the "
+            "operator's Role or ClusterRole"
+        )
+    return str(error)
+
+
 class ExecutionReconciler:
     def __init__(self, kube: Kube) -> None:
         self._kube = kube
         self._locks: defaultdict[tuple[str, str], asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._retries: dict[tuple[str, str], asyncio.Task[None]] = {}
 
-    async def reconcile(self, namespace: str, name: str) -> None:
-        async with self._locks[namespace, name]:
-            await self._reconcile(namespace, name)
+    async def reconcile(self, namespace: str, name: str, *, attempt: int = 0) -> None:
+        """Reconcile now; after a failure, try again later with backoff (events may not come)."""
+        try:
+            async with self._locks[namespace, name]:
+                await self._reconcile(namespace, name)
+        except ApiError as error:
+            self._retry_later(namespace, name, attempt, describe(error))
+        except (aiohttp.ClientError, TimeoutError) as error:
+            self._retry_later(namespace, name, attempt, str(error) or type(error).__name__)
+
+    def _retry_later(self, namespace: str, name: str, attempt: int, reason: str) -> None:
+        delay = min(2.0**attempt, MAX_RETRY_SECONDS)
+        logger.error("execution %s/%s: %s; retrying in %.0f s", namespace, name, reason, delay)
+        if (namespace, name) in self._retries:
+            return
+
+        async def retry() -> None:
+            await asyncio.sleep(delay)
+            del self._retries[namespace, name]
+            await self.reconcile(namespace, name, attempt=attempt + 1)
+
+        self._retries[namespace, name] = asyncio.create_task(retry())
+
+    def stop(self) -> None:
+        for task in self._retries.values():
+            task.cancel()
 
     async def _children(self, namespace: str, name: str) -> list[execution_plan.ChildPhase]:
         selector = f"{naming.LABEL_EXECUTION}={naming.label_value(name)}"

@@ -6,9 +6,9 @@ import asyncio
 import logging
 from typing import Any
 
-from agentjobs.adapters.kube import Kube
+from agentjobs.adapters.kube import ApiError, Kube
 from agentjobs.handlers.config import OperatorConfig
-from agentjobs.handlers.executions import ExecutionReconciler
+from agentjobs.handlers.executions import ExecutionReconciler, describe
 from agentjobs.handlers.phase_runner import PhaseRunner
 from agentjobs.logic import phase_status
 from agentjobs.models.resources import PhaseResourceStatus
@@ -60,18 +60,27 @@ class Operator:
                     return
                 except asyncio.CancelledError:
                     raise
+                except ApiError as error:
+                    logger.error(
+                        "phase %s/%s: %s; retrying in %.0f s",
+                        runner.namespace,
+                        runner.name,
+                        describe(error),
+                        backoff,
+                    )
                 except Exception:
                     logger.exception(
                         "phase %s/%s: retrying in %.0f s", runner.namespace, runner.name, backoff
                     )
-                    await asyncio.sleep(backoff)
-                    backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
         finally:
             current = self._runners.get((runner.namespace, runner.name))
             if current is not None and current[0] is runner:
                 del self._runners[runner.namespace, runner.name]
 
     async def stop(self) -> None:
+        self.executions.stop()
         tasks = [task for _, task in self._runners.values()]
         for task in tasks:
             task.cancel()
