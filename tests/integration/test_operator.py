@@ -44,6 +44,7 @@ def test_a_success_report_completes_the_execution(
     assert status["status"] == "completed"
     assert "failureClassification" not in status
     assert status["reportedSideEffects"] == "succeeded"
+    assert (status["deliverableProduced"], status["artifactCount"]) == (True, 1)
     assert status["phases"] == [
         {
             "name": "write",

@@ -87,7 +87,9 @@ def test_r28_a_file_merely_named_like_a_junk_directory_is_kept() -> None:
 def test_r28_a_symlink_is_recorded_as_skipped_with_a_warning() -> None:
     result = plan([file("report.md"), OutputEntry(path="passwd", kind=EntryKind.SYMLINK)])
     assert paths(result) == ["report.md"]
-    assert result.skipped == [artifact_rule.SkippedEntry("passwd", "symlink, not followed")]
+    assert result.skipped == [
+        artifact_rule.SkippedEntry("passwd", "symlink, not followed", EntryKind.SYMLINK)
+    ]
     assert any("symlink" in warning for warning in result.warnings)
 
 

@@ -20,10 +20,12 @@ def test_r28_files_are_listed_with_relative_paths_and_sizes(tmp_path: Path) -> N
     (tmp_path / "a" / "b").mkdir(parents=True)
     (tmp_path / "a" / "b" / "deep.txt").write_bytes(b"12345")
     (tmp_path / "empty.md").touch()
-    assert output_dir.list_output(tmp_path) == [
-        OutputEntry(path="a/b/deep.txt", kind=EntryKind.FILE, size=5),
-        OutputEntry(path="empty.md", kind=EntryKind.FILE, size=0),
+    entries = output_dir.list_output(tmp_path)
+    assert [(e.path, e.kind, e.size) for e in entries] == [
+        ("a/b/deep.txt", EntryKind.FILE, 5),
+        ("empty.md", EntryKind.FILE, 0),
     ]
+    assert entries[0].modified_ns == (tmp_path / "a" / "b" / "deep.txt").stat().st_mtime_ns
 
 
 def test_r28_symlinks_are_listed_and_never_followed(tmp_path: Path) -> None:

@@ -140,6 +140,17 @@ class Kube:
             if error.status not in (404, 409):
                 raise
 
+    async def log_tail(self, namespace: str, pod: str, container: str) -> str:
+        """The last line a container logged ("" when there is none or it cannot be read)."""
+        path = f"/api/v1/namespaces/{namespace}/pods/{pod}/log"
+        response = await self._request(
+            "GET", path, query={"container": container, "tailLines": "1", "limitBytes": "2048"}
+        )
+        async with response:
+            if response.status >= 400:
+                return ""
+            return (await response.text(errors="replace")).strip()
+
     async def stream_log(self, namespace: str, pod: str, container: str) -> AsyncIterator[bytes]:
         """Follow a container's log from its first byte; the iterator ends when the stream does."""
         path = f"/api/v1/namespaces/{namespace}/pods/{pod}/log"

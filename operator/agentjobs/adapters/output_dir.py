@@ -41,8 +41,15 @@ def list_output(root: Path) -> list[OutputEntry]:
             elif child.is_dir(follow_symlinks=False):
                 pending.append((path + "/", Path(child.path)))
             elif child.is_file(follow_symlinks=False):
-                size = child.stat(follow_symlinks=False).st_size
-                entries.append(OutputEntry(path=path, kind=EntryKind.FILE, size=size))
+                info = child.stat(follow_symlinks=False)
+                entries.append(
+                    OutputEntry(
+                        path=path,
+                        kind=EntryKind.FILE,
+                        size=info.st_size,
+                        modified_ns=info.st_mtime_ns,
+                    )
+                )
             else:
                 entries.append(OutputEntry(path=path, kind=EntryKind.SPECIAL))
     return sorted(entries, key=lambda entry: entry.path)

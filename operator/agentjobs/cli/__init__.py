@@ -7,9 +7,16 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
 
-from agentjobs.cli import crds, report, run
+from agentjobs.cli import artifacts, crds, fetch_inputs, harvest, report, run
 
-COMMANDS: dict[str, ModuleType] = {"report": report, "run": run, "crds": crds}
+COMMANDS: dict[str, ModuleType] = {
+    "report": report,
+    "run": run,
+    "artifacts": artifacts,
+    "crds": crds,
+    "harvest": harvest,
+    "fetch-inputs": fetch_inputs,
+}
 
 
 class _OneLineErrors(argparse.ArgumentParser):

@@ -5,11 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import secrets
 
-import kopf
-
-from agentjobs.handlers import registration
 from agentjobs.handlers.config import OperatorConfig
 
 HELP = "run the operator"
@@ -40,6 +38,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="grace period of a cancelled phase's pod (default: %(default)s)",
     )
     parser.add_argument(
+        "--image",
+        default=os.environ.get("AGENTJOBS_IMAGE", OperatorConfig.image),
+        help="the operator's own image, run in phase pods as the input fetcher and the "
+        "harvester (default: $AGENTJOBS_IMAGE or %(default)s)",
+    )
+    parser.add_argument(
+        "--harvest-interval",
+        type=float,
+        default=OperatorConfig.harvest_interval_seconds,
+        metavar="SECONDS",
+        help="seconds between the harvester's periodic syncs (default: %(default)s)",
+    )
+    parser.add_argument(
         "--peering",
         metavar="NAME",
         help="elect one active replica through this KopfPeering object (for more than one "
@@ -56,8 +67,16 @@ def run(args: argparse.Namespace) -> int:
     if not args.verbose:
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)  # one line per event is noise
     config = OperatorConfig(
-        pending_timeout=args.pending_timeout, cancel_grace_seconds=args.cancel_grace_seconds
+        pending_timeout=args.pending_timeout,
+        cancel_grace_seconds=args.cancel_grace_seconds,
+        image=args.image,
+        harvest_interval_seconds=args.harvest_interval,
     )
+    # Imported here, not at the top: kopf is heavy, and the sidecar commands must start fast.
+    import kopf
+
+    from agentjobs.handlers import registration
+
     assert registration.start is not None  # importing the module registers the handlers
     asyncio.run(
         kopf.operator(

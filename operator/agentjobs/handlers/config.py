@@ -12,8 +12,11 @@ class OperatorConfig:
     ``pending_timeout`` is how long a phase's pod may wait for its agent to
     start (an image that cannot be pulled, a missing Secret, no room to
     schedule) before the phase fails as blocked; ``cancel_grace_seconds`` is
-    the grace period a cancelled phase's pod gets.
+    the grace period a cancelled phase's pod gets; ``image`` is the operator's
+    own image, which phase pods run as their input fetcher and harvester.
     """
 
     pending_timeout: float = 300.0
     cancel_grace_seconds: int = 30
+    image: str = "ghcr.io/agentjobs/agentjobs:0.1.0"
+    harvest_interval_seconds: float = 10.0

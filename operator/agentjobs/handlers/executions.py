@@ -18,19 +18,25 @@ from typing import Any
 import aiohttp
 
 from agentjobs.adapters.kube import ApiError, Kube
+from agentjobs.adapters.object_store import StorageError
 from agentjobs.handlers import events, paths
+from agentjobs.handlers.phase_storage import PhaseStorage
 from agentjobs.logic import execution_plan, naming, phase_status
 from agentjobs.logic.pods import Owner
 from agentjobs.models.resources import (
     API_VERSION,
+    GROUP,
+    ArtifactStorage,
     ExecutionResourceStatus,
     ExecutionSpec,
     PhaseResourceStatus,
     PhaseSpec,
 )
+from agentjobs.models.storage import InputArtifact
 
 logger = logging.getLogger(__name__)
 MAX_RETRY_SECONDS = 60.0
+ARTIFACTS_FINALIZER = f"{GROUP}/artifacts"
 
 
 def dump_status(status: Any) -> dict[str, Any]:
@@ -49,8 +55,9 @@ def describe(error: ApiError) -> str:
 
 
 class ExecutionReconciler:
-    def __init__(self, kube: Kube) -> None:
+    def __init__(self, kube: Kube, storage: PhaseStorage | None) -> None:
         self._kube = kube
+        self._storage = storage
         self._locks: defaultdict[tuple[str, str], asyncio.Lock] = defaultdict(asyncio.Lock)
         self._retries: dict[tuple[str, str], asyncio.Task[None]] = {}
 
@@ -61,7 +68,7 @@ class ExecutionReconciler:
                 await self._reconcile(namespace, name)
         except ApiError as error:
             self._retry_later(namespace, name, attempt, describe(error))
-        except (aiohttp.ClientError, TimeoutError) as error:
+        except (aiohttp.ClientError, TimeoutError, StorageError) as error:
             self._retry_later(namespace, name, attempt, str(error) or type(error).__name__)
 
     def _retry_later(self, namespace: str, name: str, attempt: int, reason: str) -> None:
@@ -99,9 +106,11 @@ class ExecutionReconciler:
 
     async def _reconcile(self, namespace: str, name: str) -> None:
         body = await self._kube.get(paths.execution(namespace, name))
-        if body is None or body["metadata"].get("deletionTimestamp"):
+        if body is None:
             return
         spec = ExecutionSpec.model_validate(body["spec"])
+        if await self._apply_retention(body, spec):
+            return
         previous = ExecutionResourceStatus.model_validate(body.get("status") or {})
         plan = execution_plan.plan_execution(
             spec,
@@ -111,7 +120,7 @@ class ExecutionReconciler:
             now=datetime.now(UTC),
         )
         if plan.create_index is not None:
-            await self._create_phase(body, spec, plan.create_index)
+            await self._create_phase(body, spec, plan.create_index, plan.inputs)
         for phase_name in plan.cancel:
             await self._kube.merge_patch(
                 paths.phase(namespace, phase_name), {"spec": {"cancel": True}}
@@ -124,10 +133,56 @@ class ExecutionReconciler:
             if patched is not None:
                 events.post_condition_changes(body, previous.conditions, plan.status.conditions)
 
-    async def _create_phase(self, body: dict[str, Any], spec: ExecutionSpec, index: int) -> None:
+    async def _apply_retention(self, body: dict[str, Any], spec: ExecutionSpec) -> bool:
+        """``artifactRetention: Delete`` holds a finalizer that removes the execution's objects
+        when it is deleted; True when the execution is being deleted (nothing else to do)."""
+        meta = body["metadata"]
+        finalizers: list[str] = meta.get("finalizers") or []
+        held = ARTIFACTS_FINALIZER in finalizers
+        if meta.get("deletionTimestamp"):
+            if held and self._storage is not None:
+                storage = spec.artifacts or ArtifactStorage()
+                removed = await self._storage.remove_execution(
+                    storage.bucket or self._storage.store.settings.bucket,
+                    storage.prefix,
+                    meta["namespace"],
+                    meta["name"],
+                )
+                logger.info(
+                    "removed %d artifact objects of %s/%s", removed, meta["namespace"], meta["name"]
+                )
+            if held:
+                await self._set_finalizers(
+                    body, [f for f in finalizers if f != ARTIFACTS_FINALIZER]
+                )
+            return True
+        wanted = spec.artifact_retention == "Delete" and self._storage is not None
+        if wanted and not held:
+            await self._set_finalizers(body, [*finalizers, ARTIFACTS_FINALIZER])
+        elif held and not wanted:
+            await self._set_finalizers(body, [f for f in finalizers if f != ARTIFACTS_FINALIZER])
+        return False
+
+    async def _set_finalizers(self, body: dict[str, Any], finalizers: list[str]) -> None:
+        meta = body["metadata"]
+        # The resourceVersion makes this a compare-and-swap: another writer's change wins.
+        await self._kube.merge_patch(
+            paths.execution(meta["namespace"], meta["name"]),
+            {"metadata": {"finalizers": finalizers, "resourceVersion": meta["resourceVersion"]}},
+        )
+
+    async def _create_phase(
+        self,
+        body: dict[str, Any],
+        spec: ExecutionSpec,
+        index: int,
+        inputs: list[InputArtifact],
+    ) -> None:
         meta = body["metadata"]
         execution_name, namespace = meta["name"], meta["namespace"]
-        phase = phase_status.phase_spec(spec, execution_name=execution_name, index=index)
+        phase = phase_status.phase_spec(
+            spec, execution_name=execution_name, index=index, inputs=inputs
+        )
         resource_name = naming.phase_resource(execution_name, index, phase.name)
         owner = Owner(API_VERSION, "Execution", execution_name, meta["uid"])
         created = await self._kube.create(

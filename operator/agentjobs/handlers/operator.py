@@ -10,6 +10,7 @@ from agentjobs.adapters.kube import ApiError, Kube
 from agentjobs.handlers.config import OperatorConfig
 from agentjobs.handlers.executions import ExecutionReconciler, describe
 from agentjobs.handlers.phase_runner import PhaseRunner
+from agentjobs.handlers.phase_storage import PhaseStorage
 from agentjobs.logic import phase_status
 from agentjobs.models.resources import PhaseResourceStatus
 
@@ -20,10 +21,11 @@ MAX_BACKOFF_SECONDS = 60.0
 class Operator:
     """Starts one runner per unfinished Phase and routes events to it."""
 
-    def __init__(self, kube: Kube, config: OperatorConfig) -> None:
+    def __init__(self, kube: Kube, config: OperatorConfig, storage: PhaseStorage | None) -> None:
         self.kube = kube
         self.config = config
-        self.executions = ExecutionReconciler(kube)
+        self.storage = storage
+        self.executions = ExecutionReconciler(kube, storage)
         self._runners: dict[tuple[str, str], tuple[PhaseRunner, asyncio.Task[None]]] = {}
 
     def phase_seen(self, namespace: str, name: str, body: dict[str, Any]) -> None:
@@ -33,7 +35,9 @@ class Operator:
         cancel = bool(body.get("spec", {}).get("cancel"))
         running = self._runners.get((namespace, name))
         if running is None:
-            runner = PhaseRunner(self.kube, self.config, namespace=namespace, name=name)
+            runner = PhaseRunner(
+                self.kube, self.config, self.storage, namespace=namespace, name=name
+            )
             task = asyncio.create_task(self._keep_running(runner), name=f"phase {namespace}/{name}")
             self._runners[namespace, name] = (runner, task)
             running = (runner, task)

@@ -19,3 +19,7 @@ def pod(namespace: str, name: str = "") -> str:
 
 def config_map(namespace: str, name: str = "") -> str:
     return f"/api/v1/namespaces/{namespace}/configmaps" + (f"/{name}" if name else "")
+
+
+def secret(namespace: str, name: str = "") -> str:
+    return f"/api/v1/namespaces/{namespace}/secrets" + (f"/{name}" if name else "")

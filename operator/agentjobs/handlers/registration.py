@@ -13,19 +13,36 @@ from typing import Any
 import kopf
 
 from agentjobs.adapters.kube import Kube
+from agentjobs.adapters.object_store import ObjectStore, StorageNotConfigured, StorageSettings
 from agentjobs.handlers.config import OperatorConfig
 from agentjobs.handlers.operator import Operator
+from agentjobs.handlers.phase_storage import PhaseStorage
 from agentjobs.logic import naming
 from agentjobs.models.resources import GROUP, VERSION
 
 
 @kopf.on.startup()
-async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
+async def start(
+    settings: kopf.OperatorSettings, memo: kopf.Memo, logger: kopf.Logger, **_: Any
+) -> None:
     settings.scanning.disabled = True  # the resources are known: no need to watch CRDs
     settings.posting.level = logging.WARNING  # events come from conditions, not from logs
     settings.watching.server_timeout = 300
     config = memo.get("config") or OperatorConfig()
-    memo["operator"] = Operator(await Kube.connect(), config)
+    memo["operator"] = Operator(await Kube.connect(), config, _storage(logger))
+
+
+def _storage(logger: kopf.Logger) -> PhaseStorage | None:
+    try:
+        settings = StorageSettings.from_environment()
+    except StorageNotConfigured:
+        logger.warning(
+            "no artifact storage: set AGENTJOBS_S3_ENDPOINT (and _BUCKET, _ACCESS_KEY, "
+            "_SECRET_KEY) to harvest phase outputs; until then the artifact rule is not applied"
+        )
+        return None
+    logger.info("artifacts are stored in %s, bucket %s", settings.endpoint, settings.bucket)
+    return PhaseStorage(ObjectStore(settings))
 
 
 @kopf.on.cleanup()

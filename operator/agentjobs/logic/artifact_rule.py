@@ -40,6 +40,7 @@ JUNK_DIRECTORIES = frozenset({"__pycache__", ".pytest_cache"})
 class SkippedEntry:
     path: str
     reason: str
+    kind: EntryKind = EntryKind.FILE
 
 
 class PhaseEnd(Enum):
@@ -76,7 +77,7 @@ def _is_junk(path: str) -> bool:
     return any(part in JUNK_DIRECTORIES for part in path.split("/")[:-1])
 
 
-def _sort_entries(
+def sort_entries(
     entries: Sequence[OutputEntry],
 ) -> tuple[list[OutputEntry], list[OutputEntry], list[SkippedEntry], list[str]]:
     """R28: split a listing into non-empty files, empty files and skipped entries."""
@@ -86,14 +87,14 @@ def _sort_entries(
     warnings: list[str] = []
     for entry in sorted(entries, key=lambda item: item.path):
         if _is_junk(entry.path):
-            skipped.append(SkippedEntry(entry.path, "inside a build-junk directory"))
+            skipped.append(SkippedEntry(entry.path, "inside a build-junk directory", entry.kind))
         elif entry.kind is EntryKind.SYMLINK:
-            skipped.append(SkippedEntry(entry.path, "symlink, not followed"))
+            skipped.append(SkippedEntry(entry.path, "symlink, not followed", entry.kind))
             warnings.append(
                 f"{entry.path} is a symlink; it was not followed and is not an artifact"
             )
         elif entry.kind is EntryKind.SPECIAL:
-            skipped.append(SkippedEntry(entry.path, "not a regular file"))
+            skipped.append(SkippedEntry(entry.path, "not a regular file", entry.kind))
             warnings.append(f"{entry.path} is not a regular file; it was not read")
         elif entry.size == 0:
             empty.append(entry)
@@ -165,7 +166,7 @@ def plan_artifacts(
     entries: Sequence[OutputEntry], context: RecoveryContext, end: PhaseEnd
 ) -> ArtifactPlan:
     """Apply the artifact rule for one way a phase can end."""
-    files, empty, skipped, warnings = _sort_entries(entries)
+    files, empty, skipped, warnings = sort_entries(entries)
     if end is PhaseEnd.RETRIED:
         return ArtifactPlan([], skipped, warnings=warnings)
     usable_message = substance.has_substance(context.last_message)

@@ -28,6 +28,7 @@ from agentjobs.models.resources import (
     PhaseSpec,
     PhaseSummary,
 )
+from agentjobs.models.storage import InputArtifact
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,23 @@ class ChildPhase:
 
 @dataclass(frozen=True)
 class ExecutionPlan:
+    """What to do: create phase ``create_index`` (handing it ``inputs``), cancel, write status."""
+
     create_index: int | None
+    inputs: list[InputArtifact] = field(default_factory=list)
     cancel: list[str] = field(default_factory=list)
     status: ExecutionResourceStatus = field(default_factory=ExecutionResourceStatus)
+
+
+def handed_off(previous: ChildPhase | None) -> list[InputArtifact]:
+    """R35: the previous phase's stored artifacts, for the next phase's inputs."""
+    if previous is None:
+        return []
+    return [
+        InputArtifact(path=a.path, url=a.url, sha256=a.sha256, size=a.size)
+        for a in previous.status.artifacts
+        if a.url is not None and a.sha256 is not None
+    ]
 
 
 def _record(child: ChildPhase) -> execution.PhaseRecord:
@@ -100,6 +115,7 @@ def plan_execution(
     message = outcome.summary if finished and outcome else f"phase {current or '-'} is running"
     return ExecutionPlan(
         create_index=create_index,
+        inputs=handed_off(ordered[-1] if ordered and create_index is not None else None),
         cancel=cancel,
         status=ExecutionResourceStatus(
             status=status,

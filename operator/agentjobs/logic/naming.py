@@ -36,3 +36,7 @@ def pod(phase_resource_name: str, attempt: int) -> str:
 
 def prompt_config_map(phase_resource_name: str) -> str:
     return f"{phase_resource_name}-prompt"
+
+
+def storage_secret(phase_resource_name: str) -> str:
+    return f"{phase_resource_name}-storage"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from agentjobs.logic import conditions, phase, report_body
 from agentjobs.logic.resolution import RunFacts
 from agentjobs.logic.transcript_reader import ReaderVerdict
-from agentjobs.models.contract import PhaseStatus
+from agentjobs.models.contract import Artifact, PhaseStatus
 from agentjobs.models.kubernetes import EnvVar
 from agentjobs.models.resources import (
     ArtifactStatus,
@@ -16,6 +17,7 @@ from agentjobs.models.resources import (
     PhaseSpec,
     ReportStatus,
 )
+from agentjobs.models.storage import InputArtifact
 
 TERMINAL = frozenset(
     {PhaseStatus.COMPLETED, PhaseStatus.FAILED, PhaseStatus.CANCELLED, PhaseStatus.INTERRUPTED}
@@ -30,7 +32,13 @@ def _merge_env(defaults: list[EnvVar] | None, own: list[EnvVar] | None) -> list[
     return list(merged.values())
 
 
-def phase_spec(execution: ExecutionSpec, *, execution_name: str, index: int) -> PhaseSpec:
+def phase_spec(
+    execution: ExecutionSpec,
+    *,
+    execution_name: str,
+    index: int,
+    inputs: list[InputArtifact] | None = None,
+) -> PhaseSpec:
     """Phase ``index`` of ``execution`` with ``spec.defaults`` applied.
 
     A phase's own setting wins over the default; ``env`` is merged by name
@@ -52,6 +60,8 @@ def phase_spec(execution: ExecutionSpec, *, execution_name: str, index: int) -> 
             "index": index,
             "env": _merge_env(defaults.env if defaults else None, template.env),
             "env_from": env_from or None,
+            "artifacts": execution.artifacts,
+            "inputs": inputs or None,
         }
     )
 
@@ -88,12 +98,34 @@ def running(
     )
 
 
+def artifact_statuses(
+    artifacts: Sequence[Artifact], stored: Mapping[str, tuple[str, str]]
+) -> list[ArtifactStatus]:
+    """The status entries of a phase's artifacts, with where each is stored (url, sha256)."""
+    statuses = []
+    for artifact in artifacts:
+        url, sha256 = stored.get(artifact.path, (None, None))
+        statuses.append(
+            ArtifactStatus(
+                path=artifact.path,
+                title=artifact.title,
+                size=artifact.size,
+                sha256=sha256,
+                url=url,
+                recovered=artifact.recovered,
+                kept_as=artifact.kept_as,
+            )
+        )
+    return statuses
+
+
 def finished(
     previous: PhaseResourceStatus,
     *,
     verdict: ReaderVerdict,
     run: RunFacts,
     result: phase.PhaseResult,
+    stored: Mapping[str, tuple[str, str]],
     generation: int | None,
     now: datetime,
 ) -> PhaseResourceStatus:
@@ -117,10 +149,7 @@ def finished(
             "failure_classification": result.failure_classification,
             "reported_failure_reason": result.reported_failure_reason,
             "task_outcome": result.task_outcome,
-            "artifacts": [
-                ArtifactStatus.model_validate(a.model_dump(exclude={"content"}))
-                for a in (plan.artifacts if plan else [])
-            ],
+            "artifacts": artifact_statuses(plan.artifacts if plan else [], stored),
             "deliverable_recovered": plan.deliverable_recovered if plan else None,
             "error": result.error,
             "started_at": previous.started_at or now,

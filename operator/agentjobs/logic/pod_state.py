@@ -66,6 +66,17 @@ def agent_state(pod: dict[str, Any], container: str) -> AgentState:
     return AgentState(Stage.WAITING, waiting.get("reason"), waiting.get("message"))
 
 
+def has_ended(pod: dict[str, Any], sidecar: str) -> bool:
+    """The pod is done with its containers: it ended, or ``sidecar`` has terminated."""
+    status = pod.get("status", {})
+    if status.get("phase") in ("Succeeded", "Failed"):
+        return True
+    for container in status.get("initContainerStatuses") or []:
+        if container.get("name") == sidecar:
+            return "terminated" in (container.get("state") or {})
+    return True  # no such sidecar: nothing to wait for
+
+
 def _image_pull_kind(message: str) -> FailureKind:
     lowered = message.lower()
     return FailureKind.AUTH if any(word in lowered for word in _AUTH_WORDS) else FailureKind.CONFIG

@@ -26,6 +26,7 @@ PROMPT_DIRECTORY = "/etc/agentjobs/prompt"
 PROMPT_KEY = "prompt.md"
 PROMPT_FILE = f"{PROMPT_DIRECTORY}/{PROMPT_KEY}"
 OUTPUT_DIRECTORY = f"{WORKSPACE_PATH}/artifacts/output"
+INPUT_DIRECTORY = f"{WORKSPACE_PATH}/artifacts/input"
 
 TASK_RESULT_INSTRUCTION = """\
 
@@ -48,6 +49,28 @@ TASK_RESULT_END
 
 Write your deliverable as files under /workspace/artifacts/output/.
 """
+
+
+HARVESTER_CONTAINER = "harvester"
+FETCHER_CONTAINER = "fetch-inputs"
+INPUTS_KEY = "inputs.json"
+# The harvester creates this file once it can take SIGTERM; the fetcher waits for it, so
+# the agent never starts (and never ends) before the harvester is ready for its last sync.
+HARVESTER_READY_FILE = f"{WORKSPACE_PATH}/.agentjobs/harvester-ready"
+# The harvester's last sync is retried until storage answers; give it time before a SIGKILL.
+STORAGE_GRACE_SECONDS = 3600
+
+
+@dataclass(frozen=True)
+class Sidecars:
+    """The containers added when artifacts are stored: an input fetcher and the harvester."""
+
+    image: str
+    storage_environment: dict[str, str]
+    credentials_secret: str
+    bucket: str
+    attempt_root: str
+    harvest_interval_seconds: float
 
 
 def compose_prompt(prompt: str) -> str:
@@ -85,8 +108,11 @@ def _labels(spec: PhaseSpec, phase_resource: str, attempt: int) -> dict[str, str
 
 
 def prompt_config_map(
-    *, phase_resource: str, namespace: str, owner: Owner, prompt: str
+    *, phase_resource: str, namespace: str, owner: Owner, prompt: str, inputs_json: str | None
 ) -> dict[str, Any]:
+    data = {PROMPT_KEY: compose_prompt(prompt)}
+    if inputs_json is not None:
+        data[INPUTS_KEY] = inputs_json
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -96,8 +122,76 @@ def prompt_config_map(
             "labels": {**naming.MANAGED_BY, naming.LABEL_PHASE: phase_resource},
             "ownerReferences": [owner.reference()],
         },
-        "data": {PROMPT_KEY: compose_prompt(prompt)},
+        "data": data,
     }
+
+
+def storage_secret(
+    *, name: str, namespace: str, owner: Owner, access_key: str, secret_key: str
+) -> dict[str, Any]:
+    """The S3 credentials for one phase's sidecars, owned (and collected) with the Phase."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": dict(naming.MANAGED_BY),
+            "ownerReferences": [owner.reference()],
+        },
+        "type": "Opaque",
+        "stringData": {"accessKey": access_key, "secretKey": secret_key},
+    }
+
+
+def _sidecar_containers(sidecars: Sidecars) -> list[dict[str, Any]]:
+    def credential(variable: str, key: str) -> dict[str, Any]:
+        return {
+            "name": variable,
+            "valueFrom": {"secretKeyRef": {"name": sidecars.credentials_secret, "key": key}},
+        }
+
+    env = [
+        *({"name": name, "value": value} for name, value in sidecars.storage_environment.items()),
+        credential("AGENTJOBS_S3_ACCESS_KEY", "accessKey"),
+        credential("AGENTJOBS_S3_SECRET_KEY", "secretKey"),
+    ]
+    mounts = [
+        {"name": WORKSPACE_VOLUME, "mountPath": WORKSPACE_PATH},
+        {"name": PROMPT_VOLUME, "mountPath": PROMPT_DIRECTORY, "readOnly": True},
+    ]
+    fetcher = {
+        "name": FETCHER_CONTAINER,
+        "image": sidecars.image,
+        "args": [
+            "fetch-inputs",
+            "--inputs",
+            f"{PROMPT_DIRECTORY}/{INPUTS_KEY}",
+            "--wait-for",
+            HARVESTER_READY_FILE,
+        ],
+        "env": env,
+        "volumeMounts": mounts,
+    }
+    harvester = {
+        "name": HARVESTER_CONTAINER,
+        "image": sidecars.image,
+        "args": [
+            "harvest",
+            "--root",
+            sidecars.attempt_root,
+            "--bucket",
+            sidecars.bucket,
+            "--interval",
+            f"{sidecars.harvest_interval_seconds:g}",
+            "--ready-file",
+            HARVESTER_READY_FILE,
+        ],
+        "env": env,
+        "volumeMounts": mounts,
+        "restartPolicy": "Always",  # a native sidecar: runs beside the agent, stops after it
+    }
+    return [harvester, fetcher]
 
 
 def _dump(items: list[Any] | None) -> list[dict[str, Any]]:
@@ -105,7 +199,13 @@ def _dump(items: list[Any] | None) -> list[dict[str, Any]]:
 
 
 def phase_pod(
-    spec: PhaseSpec, *, phase_resource: str, namespace: str, owner: Owner, attempt: int
+    spec: PhaseSpec,
+    *,
+    phase_resource: str,
+    namespace: str,
+    owner: Owner,
+    attempt: int,
+    sidecars: Sidecars | None,
 ) -> dict[str, Any]:
     """The pod that runs one attempt of a phase."""
     transcript_format = spec.transcript_format or TranscriptFormat.TEXT
@@ -151,6 +251,9 @@ def phase_pod(
         pod_spec["serviceAccountName"] = spec.service_account_name
     if spec.timeout_seconds is not None:
         pod_spec["activeDeadlineSeconds"] = spec.timeout_seconds
+    if sidecars is not None:
+        pod_spec["initContainers"] = _sidecar_containers(sidecars)
+        pod_spec["terminationGracePeriodSeconds"] = STORAGE_GRACE_SECONDS
     return {
         "apiVersion": "v1",
         "kind": "Pod",

@@ -21,3 +21,4 @@ class OutputEntry(ContractModel):
     path: str
     kind: EntryKind
     size: int = 0
+    modified_ns: int = 0

@@ -31,6 +31,7 @@ from agentjobs.models.kubernetes import (
     KubernetesModel,
     ResourceRequirements,
 )
+from agentjobs.models.storage import InputArtifact
 
 GROUP = "agentjobs.io"
 VERSION = "v1alpha1"
@@ -102,6 +103,24 @@ class PhaseTemplate(PhaseSettings):
     prompt_from: PromptSource | None = None
 
 
+class ArtifactStorage(KubernetesModel):
+    """Where this Execution's artifacts go, instead of the operator's defaults."""
+
+    bucket: str | None = Field(
+        default=None, min_length=3, max_length=63, pattern=r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$"
+    )
+    prefix: str | None = Field(
+        default=None,
+        max_length=200,
+        json_schema_extra=validations(
+            cel(
+                "!self.split('/').exists(p, p == '..' || p == '.')",
+                "prefix must not contain '.' or '..' segments",
+            )
+        ),
+    )
+
+
 class ExecutionSpec(KubernetesModel):
     """An ordered list of agent phases, run one at a time."""
 
@@ -136,6 +155,8 @@ class ExecutionSpec(KubernetesModel):
     )
     defaults: PhaseSettings | None = None
     cancel: bool = False
+    artifacts: ArtifactStorage | None = None
+    artifact_retention: Literal["Retain", "Delete"] = "Retain"
 
 
 class PhaseSpec(PhaseSettings):
@@ -147,6 +168,8 @@ class PhaseSpec(PhaseSettings):
     prompt: str | None = None
     prompt_from: PromptSource | None = None
     cancel: bool = False
+    artifacts: ArtifactStorage | None = None
+    inputs: list[InputArtifact] | None = None
 
 
 class Condition(ContractModel):

@@ -1,0 +1,113 @@
+"""`agentjobs artifacts NAMESPACE/EXECUTION`: list or download an execution's artifacts."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from agentjobs.adapters.kube import ApiError, Kube
+from agentjobs.adapters.object_store import ObjectStore, StorageError, StorageSettings
+from agentjobs.logic import handoff, naming
+from agentjobs.models.resources import ArtifactStatus, PhaseResourceStatus, PhaseSpec
+from agentjobs.models.storage import ObjectLocation
+
+HELP = "list or download an execution's artifacts"
+DESCRIPTION = (
+    "List the artifacts of an Execution's phases (from their status), or download them with "
+    "--download, verifying each SHA-256. Downloads use the AGENTJOBS_S3_* settings."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("execution", metavar="NAMESPACE/EXECUTION")
+    parser.add_argument("--phase", metavar="NAME", help="only this phase's artifacts")
+    parser.add_argument(
+        "--download", type=Path, metavar="DIR", help="download into DIR/<index>-<phase>/<path>"
+    )
+
+
+PhaseArtifacts = tuple[PhaseSpec, list[ArtifactStatus]]
+
+
+async def _phases(namespace: str, execution: str) -> list[PhaseArtifacts]:
+    kube = await Kube.connect()
+    try:
+        path = f"/apis/agentjobs.io/v1alpha1/namespaces/{namespace}"
+        if await kube.get(f"{path}/executions/{execution}") is None:
+            raise LookupError(f"execution {namespace}/{execution} not found")
+        items = await kube.list(
+            f"{path}/phases",
+            label_selector=f"{naming.LABEL_EXECUTION}={naming.label_value(execution)}",
+        )
+    finally:
+        await kube.close()
+    found = [
+        (
+            PhaseSpec.model_validate(item["spec"]),
+            PhaseResourceStatus.model_validate(item.get("status") or {}).artifacts,
+        )
+        for item in items
+    ]
+    return sorted((p for p in found if p[0].execution_name == execution), key=lambda p: p[0].index)
+
+
+def _print(phases: list[PhaseArtifacts]) -> None:
+    rows = [("PHASE", "SIZE", "SHA256", "TITLE", "URL")]
+    for spec, artifacts in phases:
+        for artifact in artifacts:
+            rows.append(
+                (
+                    spec.name,
+                    str(artifact.size),
+                    (artifact.sha256 or "-")[:12],
+                    artifact.title,
+                    artifact.url or "-",
+                )
+            )
+    widths = [max(len(row[column]) for row in rows) for column in range(4)]
+    for row in rows:
+        print(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
+            + "  "
+            + row[4]
+        )
+
+
+def _download(phases: list[PhaseArtifacts], directory: Path) -> int:
+    store = ObjectStore(StorageSettings.from_environment())
+    count = 0
+    for spec, artifacts in phases:
+        for artifact in artifacts:
+            if artifact.url is None or artifact.sha256 is None:
+                continue
+            target = (
+                directory
+                / f"{spec.index}-{spec.name}"
+                / handoff.relative_artifact_path(artifact.path)
+            )
+            target.parent.mkdir(parents=True, exist_ok=True)
+            store.download(ObjectLocation.parse(artifact.url), target, sha256=artifact.sha256)
+            print(f"{target}  ({artifact.size} bytes, sha256 verified)")
+            count += 1
+    return count
+
+
+def run(args: argparse.Namespace) -> int:
+    namespace, _, execution = args.execution.partition("/")
+    if not namespace or not execution:
+        print("agentjobs: error: give the execution as NAMESPACE/EXECUTION", file=sys.stderr)
+        return 2
+    try:
+        phases = asyncio.run(_phases(namespace, execution))
+        if args.phase is not None:
+            phases = [p for p in phases if p[0].name == args.phase]
+        if args.download is None:
+            _print(phases)
+        else:
+            _download(phases, args.download)
+    except (LookupError, ApiError, StorageError, ValueError, OSError) as error:
+        print(f"agentjobs: error: {error}", file=sys.stderr)
+        return 1
+    return 0

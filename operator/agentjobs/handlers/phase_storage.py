@@ -1,0 +1,123 @@
+"""The operator's side of artifacts: reading the harvester's manifest, storing the
+transcript and the recovered artifacts it writes itself (R28-R34).
+
+Blocking S3 calls run in threads; a storage outage is retried with backoff,
+each failure reported through ``on_error`` so it shows in the Phase's status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import IO, TypeVar
+
+from agentjobs.adapters.object_store import ObjectStore, StorageError
+from agentjobs.logic import object_layout
+from agentjobs.models.contract import Artifact
+from agentjobs.models.resources import PhaseSpec
+from agentjobs.models.storage import ArtifactManifest, ObjectLocation
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+MAX_BACKOFF_SECONDS = 10.0
+ErrorReport = Callable[[str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    url: str
+    sha256: str
+
+
+class PhaseStorage:
+    """Artifacts of phases in one S3-compatible store."""
+
+    def __init__(self, store: ObjectStore) -> None:
+        self.store = store
+
+    @property
+    def settings_environment(self) -> dict[str, str]:
+        return self.store.settings.public_environment()
+
+    def bucket(self, spec: PhaseSpec) -> str:
+        return (spec.artifacts.bucket if spec.artifacts else None) or self.store.settings.bucket
+
+    def attempt_root(self, spec: PhaseSpec, *, namespace: str, attempt: int) -> str:
+        root = object_layout.execution_root(
+            prefix=spec.artifacts.prefix if spec.artifacts else None,
+            namespace=namespace,
+            execution=spec.execution_name,
+        )
+        return object_layout.attempt_root(
+            execution_root=root, index=spec.index, phase=spec.name, attempt=attempt
+        )
+
+    async def _retrying(self, operation: Callable[[], T], on_error: ErrorReport) -> T:
+        backoff = 0.5
+        while True:
+            try:
+                return await asyncio.to_thread(operation)
+            except StorageError as error:
+                logger.warning("storage: %s; retrying in %.1f s", error, backoff)
+                await on_error(f"storage unavailable: {error}")
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+
+    async def ensure_bucket(self, bucket: str, on_error: ErrorReport) -> None:
+        await self._retrying(lambda: self.store.ensure_bucket(bucket), on_error)
+
+    async def manifest(
+        self, bucket: str, root: str, on_error: ErrorReport
+    ) -> ArtifactManifest | None:
+        location = ObjectLocation(bucket, object_layout.manifest_key(root))
+        data = await self._retrying(lambda: self.store.get_bytes(location), on_error)
+        return None if data is None else ArtifactManifest.model_validate_json(data)
+
+    async def store_transcript(
+        self, bucket: str, root: str, transcript: IO[bytes], size: int, on_error: ErrorReport
+    ) -> None:
+        location = ObjectLocation(bucket, object_layout.transcript_key(root))
+
+        def upload() -> None:
+            transcript.seek(0)
+            self.store.put_stream(location, transcript, size=size, media_type="text/plain")
+
+        await self._retrying(upload, on_error)
+
+    async def store_recovered(
+        self, bucket: str, root: str, artifacts: Sequence[Artifact], on_error: ErrorReport
+    ) -> dict[str, StoredObject]:
+        """Write the artifacts the operator made itself (R29-R31)."""
+        stored = {}
+        for artifact in artifacts:
+            if artifact.content is None:
+                continue
+            data = artifact.content.encode("utf-8")
+            location = ObjectLocation(bucket, object_layout.output_key(root, artifact.path))
+            upload = functools.partial(
+                self.store.put_bytes, location, data, media_type="text/markdown"
+            )
+            await self._retrying(upload, on_error)
+            stored[artifact.path] = StoredObject(location.url, hashlib.sha256(data).hexdigest())
+        return stored
+
+    async def remove_execution(
+        self, bucket: str, prefix: str | None, namespace: str, execution: str
+    ) -> int:
+        root = object_layout.execution_root(prefix=prefix, namespace=namespace, execution=execution)
+        return await asyncio.to_thread(self.store.remove_prefix, bucket, root)
+
+
+def stored_files(bucket: str, root: str, manifest: ArtifactManifest) -> dict[str, StoredObject]:
+    """Where the harvester stored each uploaded file, by path."""
+    return {
+        entry.path: StoredObject(
+            ObjectLocation(bucket, object_layout.output_key(root, entry.path)).url, entry.sha256
+        )
+        for entry in manifest.entries
+        if entry.uploaded and entry.sha256
+    }

@@ -1,0 +1,47 @@
+"""Object names, laid out so that a person can browse them:
+
+``<bucket>/[<prefix>/]<namespace>/<execution>/<index>-<phase>/attempt-<n>/``
+holding ``output/<path>``, ``manifest.json`` and ``transcript.log``.
+
+A per-Execution prefix is put in front of the namespace and execution, never
+instead of them, so that no Execution can point at another one's objects.
+"""
+
+from __future__ import annotations
+
+from agentjobs.logic import handoff
+from agentjobs.models.storage import ObjectLocation
+
+MANIFEST = "manifest.json"
+TRANSCRIPT = "transcript.log"
+OUTPUT = "output"
+__all__ = ["ObjectLocation"]
+
+
+def _clean_prefix(prefix: str | None) -> str:
+    parts = [part for part in (prefix or "").split("/") if part]
+    if any(part in (".", "..") for part in parts):
+        raise ValueError(f"invalid artifact prefix: {prefix!r}")
+    return "/".join(parts)
+
+
+def execution_root(*, prefix: str | None, namespace: str, execution: str) -> str:
+    """The key prefix under which all of one Execution's objects live."""
+    return "/".join(part for part in (_clean_prefix(prefix), namespace, execution) if part)
+
+
+def attempt_root(*, execution_root: str, index: int, phase: str, attempt: int) -> str:
+    return f"{execution_root}/{index}-{phase}/attempt-{attempt}"
+
+
+def output_key(attempt_root: str, path: str) -> str:
+    """The key of an artifact; its path must be safe (R28: nothing outside the directory)."""
+    return f"{attempt_root}/{OUTPUT}/{handoff.relative_artifact_path(path)}"
+
+
+def manifest_key(attempt_root: str) -> str:
+    return f"{attempt_root}/{MANIFEST}"
+
+
+def transcript_key(attempt_root: str) -> str:
+    return f"{attempt_root}/{TRANSCRIPT}"

@@ -1,0 +1,61 @@
+"""Where artifacts are kept, and the manifest the harvester writes beside them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import urlsplit
+
+from agentjobs.models.contract import ContractModel
+from agentjobs.models.output import EntryKind
+
+
+class ManifestEntry(ContractModel):
+    """One entry of a phase's output directory as the harvester found it (R28).
+
+    ``uploaded`` is true when the file's bytes are stored under ``output/``;
+    empty files are recorded but not stored (R29 replaces them), and skipped
+    entries carry the reason.
+    """
+
+    path: str
+    kind: EntryKind
+    size: int = 0
+    sha256: str | None = None
+    content_type: str | None = None
+    uploaded: bool = False
+    skipped: str | None = None
+
+
+class ArtifactManifest(ContractModel):
+    """``manifest.json``: written after every sync; ``final`` once the last sync succeeded."""
+
+    version: Literal[1] = 1
+    final: bool = False
+    entries: list[ManifestEntry] = []
+
+
+class InputArtifact(ContractModel):
+    """An artifact handed to the next phase (R35): where it is stored and what it must hash to."""
+
+    path: str
+    url: str
+    sha256: str
+    size: int
+
+
+@dataclass(frozen=True)
+class ObjectLocation:
+    bucket: str
+    key: str
+
+    @property
+    def url(self) -> str:
+        return f"s3://{self.bucket}/{self.key}"
+
+    @classmethod
+    def parse(cls, url: str) -> ObjectLocation:
+        parts = urlsplit(url)
+        if parts.scheme != "s3" or not parts.netloc or not parts.path.strip("/"):
+            raise ValueError(f"not an s3://bucket/key URL: {url!r}")
+        return cls(parts.netloc, parts.path.lstrip("/"))

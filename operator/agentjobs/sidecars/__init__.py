@@ -1,0 +1,1 @@
+"""The programs the operator adds to every phase pod: the input fetcher and the harvester."""

@@ -1,0 +1,298 @@
+"""The chart's RBAC is the least privilege the operator needs, proven on the real API server.
+
+The chart is rendered for one namespace (its ServiceAccount, and a Role and
+RoleBinding there), applied to the local control plane (authorization
+Node,RBAC), and `agentjobs run --namespace NS` runs with a token of that
+ServiceAccount from `kubectl create token`, never with an admin credential.
+Two scenarios between them use every permission: `complete` (two phases, the
+first with its prompt from a ConfigMap) and `cancel` (a running phase is
+cancelled). Cases:
+
+- the rendered Role grants exactly the permissions listed in PERMISSIONS;
+- with the whole Role, the two-phase Execution completes and the running one is cancelled;
+- without any one permission (one verb on one resource), the operator logs the API
+  server's refusal, and the Execution does not reach its end; only `create events`
+  is auxiliary: its refusal is logged and the run still completes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from devcluster.testing import DevCluster, Kubectl
+from tests.integration.operator_fixtures import REPO, OperatorProcess, wait_for
+
+CHART = REPO / "charts" / "agentjobs"
+SCENARIOS = Path(__file__).resolve().parent / "manifests" / "rbac"
+RELEASE = "agentjobs"
+
+
+@dataclass(frozen=True)
+class Permission:
+    """One verb on one resource, and the scenario that shows the operator needs it."""
+
+    group: str
+    resource: str
+    verb: str
+    scenario: str = "complete"
+    # False for a permission whose loss is logged but does not stop the run.
+    blocks: bool = True
+
+    @property
+    def triple(self) -> tuple[str, str, str]:
+        return (self.group, self.resource, self.verb)
+
+    def __str__(self) -> str:
+        group = self.group or "core"
+        return f"{self.verb} {group}/{self.resource}"
+
+
+PERMISSIONS = [
+    Permission("agentjobs.io", "executions", "get"),
+    Permission("agentjobs.io", "executions", "list"),
+    Permission("agentjobs.io", "executions", "watch"),
+    Permission("agentjobs.io", "executions", "patch"),
+    Permission("agentjobs.io", "executions/status", "patch"),
+    Permission("agentjobs.io", "phases", "get"),
+    Permission("agentjobs.io", "phases", "list"),
+    Permission("agentjobs.io", "phases", "watch"),
+    Permission("agentjobs.io", "phases", "create"),
+    Permission("agentjobs.io", "phases", "patch", scenario="cancel"),
+    Permission("agentjobs.io", "phases/status", "patch"),
+    Permission("", "pods", "get"),
+    Permission("", "pods", "list"),
+    Permission("", "pods", "watch"),
+    Permission("", "pods", "create"),
+    Permission("", "pods", "delete", scenario="cancel"),
+    Permission("", "pods/log", "get"),
+    Permission("", "configmaps", "get"),
+    Permission("", "configmaps", "create"),
+    Permission("", "secrets", "create"),
+    Permission("", "secrets", "delete"),
+    Permission("", "events", "create", blocks=False),
+]
+
+
+def render_rbac(env: dict[str, str], namespace: str) -> list[dict[str, Any]]:
+    """The chart's ServiceAccount, Role and RoleBinding for an operator of one namespace."""
+    result = subprocess.run(
+        [
+            "helm",
+            "template",
+            RELEASE,
+            str(CHART),
+            "--namespace",
+            namespace,
+            "--set",
+            f"watchNamespaces={{{namespace}}}",
+            "--show-only",
+            "templates/serviceaccount.yaml",
+            "--show-only",
+            "templates/role.yaml",
+            "--show-only",
+            "templates/rolebinding.yaml",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+
+
+def triples(role: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [
+        (group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    ]
+
+
+def without(role: dict[str, Any], permission: Permission) -> dict[str, Any]:
+    """The Role with one verb on one resource taken away, and everything else kept."""
+    reduced = copy.deepcopy(role)
+    rules = []
+    for rule in reduced["rules"]:
+        if (
+            permission.group not in rule["apiGroups"]
+            or permission.resource not in rule["resources"]
+        ):
+            rules.append(rule)
+            continue
+        others = [r for r in rule["resources"] if r != permission.resource]
+        if others:
+            rules.append({**rule, "resources": others})
+        verbs = [v for v in rule["verbs"] if v != permission.verb]
+        if verbs:
+            rules.append({**rule, "resources": [permission.resource], "verbs": verbs})
+    reduced["rules"] = rules
+    assert permission.triple not in triples(reduced)
+    return reduced
+
+
+def token_kubeconfig(
+    kubectl: Kubectl, admin: Path, namespace: str, account: str, path: Path
+) -> Path:
+    """A kubeconfig that authenticates as the ServiceAccount, with a short-lived token."""
+    token = kubectl.run("create", "token", account, "-n", namespace, "--duration=1h").stdout.strip()
+    cluster = yaml.safe_load(admin.read_text())["clusters"][0]
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [cluster],
+        "users": [{"name": account, "user": {"token": token}}],
+        "contexts": [
+            {
+                "name": account,
+                "context": {"cluster": cluster["name"], "user": account, "namespace": namespace},
+            }
+        ],
+        "current-context": account,
+    }
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    return path
+
+
+@dataclass
+class Installed:
+    """The operator's RBAC objects in a namespace, and a way to run the operator with them."""
+
+    namespace: str
+    role: dict[str, Any]
+    start: Callable[[dict[str, Any]], OperatorProcess]
+
+
+@pytest.fixture
+def installed(
+    local_cluster: DevCluster, kubectl: Kubectl, crds: None, namespace: str, tmp_path: Path
+) -> Iterator[Installed]:
+    objects = render_rbac(local_cluster.env, namespace)
+    (role,) = [o for o in objects if o["kind"] == "Role"]
+    for obj in objects:
+        if obj["kind"] != "Role":
+            kubectl.apply(obj, namespace)
+    (account,) = [o["metadata"]["name"] for o in objects if o["kind"] == "ServiceAccount"]
+    kubeconfig = token_kubeconfig(
+        kubectl,
+        Path(local_cluster.env["KUBECONFIG"]),
+        namespace,
+        account,
+        tmp_path / "operator.kubeconfig",
+    )
+    started: list[OperatorProcess] = []
+
+    def start(granted: dict[str, Any]) -> OperatorProcess:
+        kubectl.apply(granted, namespace)
+        env = {**local_cluster.env, "KUBECONFIG": str(kubeconfig)}
+        process = OperatorProcess(env, namespace, tmp_path / "operator.log")
+        process.start()
+        started.append(process)
+        return process
+
+    yield Installed(namespace=namespace, role=role, start=start)
+    # Executions may hold the artifact finalizer: delete them while the operator still runs,
+    # and drop what it could not remove, so that the namespace can go.
+    kubectl.run("delete", "executions", "--all", "-n", namespace, "--wait=false")
+    release_executions(kubectl, namespace)
+    for process in started:
+        process.stop()
+        print(process.log()[-20000:])  # shown by pytest when the test failed
+
+
+def release_executions(kubectl: Kubectl, namespace: str) -> None:
+    """Wait a little for the operator to remove its finalizers, then remove what is left."""
+    deadline = time.monotonic() + 10
+    while items := kubectl.json("get", "executions", "-n", namespace)["items"]:
+        if time.monotonic() > deadline:
+            for item in items:
+                kubectl.run(
+                    "patch", "-n", namespace, "execution", item["metadata"]["name"],
+                    "--type=merge", "-p", '{"metadata":{"finalizers":null}}',
+                )  # fmt: skip
+            return
+        time.sleep(0.2)
+
+
+def apply_scenario(kubectl: Kubectl, namespace: str, scenario: str) -> None:
+    kubectl.run("apply", "-n", namespace, "-f", str(SCENARIOS / f"{scenario}.yaml"))
+    if scenario == "cancel":
+        wait_for(
+            lambda: kubectl.run(
+                "logs", "-n", namespace, "cancel-0-long-a1", check=False
+            ).stdout.startswith("working"),
+            timeout=30,
+            what="the phase to run",
+        )
+        kubectl.run(
+            "patch", "-n", namespace, "execution", "cancel", "--type=merge",
+            "-p", json.dumps({"spec": {"cancel": True}}),
+        )  # fmt: skip
+
+
+def reached_end(kubectl: Kubectl, namespace: str, scenario: str) -> bool:
+    """The scenario's Execution reached the end it should: completed, or cancelled."""
+    execution = kubectl.json("get", "-n", namespace, "execution", scenario)
+    status = execution.get("status", {}).get("status")
+    return status == ("completed" if scenario == "complete" else "cancelled")
+
+
+def refusal(permission: Permission, namespace: str) -> str:
+    """How the API server words the refusal, which the operator's log must carry."""
+    group = permission.group
+    return f'cannot {permission.verb} resource "{permission.resource}" in API group "{group}"'
+
+
+def test_the_role_grants_exactly_the_listed_permissions(
+    local_cluster: DevCluster, namespace: str
+) -> None:
+    (role,) = [o for o in render_rbac(local_cluster.env, namespace) if o["kind"] == "Role"]
+    granted = triples(role)
+    assert len(granted) == len(set(granted)), "a permission is granted twice"
+    assert sorted(granted) == sorted(p.triple for p in PERMISSIONS)
+
+
+@pytest.mark.parametrize("scenario", ["complete", "cancel"])
+def test_with_the_charts_role_the_operator_runs_an_execution_to_its_end(
+    kubectl: Kubectl, installed: Installed, scenario: str
+) -> None:
+    operator = installed.start(installed.role)
+    apply_scenario(kubectl, installed.namespace, scenario)
+    wait_for(
+        lambda: reached_end(kubectl, installed.namespace, scenario),
+        timeout=60,
+        what=f"the {scenario} scenario to end",
+    )
+    assert "forbidden" not in operator.log().lower()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("permission", PERMISSIONS, ids=str)
+def test_without_any_one_permission_the_operator_logs_the_refusal_and_the_run_stops(
+    kubectl: Kubectl, installed: Installed, permission: Permission
+) -> None:
+    operator = installed.start(without(installed.role, permission))
+    apply_scenario(kubectl, installed.namespace, permission.scenario)
+    expected = refusal(permission, installed.namespace)
+    wait_for(lambda: expected in operator.log(), timeout=30, what=f"a logged refusal: {expected}")
+    if permission.blocks:
+        time.sleep(3)  # a run that could go on would have ended by now
+        assert not reached_end(kubectl, installed.namespace, permission.scenario)
+    else:
+        wait_for(
+            lambda: reached_end(kubectl, installed.namespace, permission.scenario),
+            timeout=60,
+            what="the run to end without this auxiliary permission",
+        )
