@@ -55,6 +55,9 @@ def alive(pid_file: Path) -> int | None:
     return recorded.pid
 
 
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
 def start(
     argv: Sequence[str],
     *,
@@ -76,6 +79,9 @@ def start(
             cwd=cwd,
             start_new_session=True,
         )
+    # The process outlives this handle on purpose; keeping it stops Popen warning that it is
+    # "still running" when the handle is collected.
+    _STARTED.append(process)
     start_time = _start_time(process.pid)
     pid_file.write_text(json.dumps({"pid": process.pid, "start_time": start_time}))
     return process.pid

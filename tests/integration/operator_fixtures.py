@@ -41,6 +41,8 @@ class OperatorProcess:
                     "4",
                     "--cancel-grace-seconds",
                     "5",
+                    "--harvest-interval",
+                    "1",
                 ],
                 env=self._env,
                 stdout=log,

@@ -67,13 +67,18 @@ def agent_state(pod: dict[str, Any], container: str) -> AgentState:
 
 
 def has_ended(pod: dict[str, Any], sidecar: str) -> bool:
-    """The pod is done with its containers: it ended, or ``sidecar`` has terminated."""
+    """``sidecar`` is done: it terminated, or the pod ended without it ever running.
+
+    The pod's phase alone does not tell: it may turn ``Succeeded`` as soon as the
+    regular containers end, while a sidecar is still at its last work.
+    """
     status = pod.get("status", {})
-    if status.get("phase") in ("Succeeded", "Failed"):
-        return True
     for container in status.get("initContainerStatuses") or []:
         if container.get("name") == sidecar:
-            return "terminated" in (container.get("state") or {})
+            state = container.get("state") or {}
+            if "terminated" in state:
+                return True
+            return "waiting" in state and status.get("phase") in ("Succeeded", "Failed")
     return True  # no such sidecar: nothing to wait for
 
 
