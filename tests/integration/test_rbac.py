@@ -37,6 +37,21 @@ SCENARIOS = Path(__file__).resolve().parent / "manifests" / "rbac"
 RELEASE = "agentjobs"
 
 
+# Operator behaviour that hides a refusal today (phase_runner.py); each case is a strict xfail,
+# so the fix shows up as an unexpected pass and the mark must go.
+REFUSED_POD = (
+    "_create_pod turns a 403 into the phase's CONFIG failure, visible only in its status: "
+    "it should log describe(error) and retry"
+)
+LOST_CANCEL = (
+    "a refused pod delete raises inside the unawaited cancel task: not logged, not retried"
+)
+LOG_DROPPED = (
+    "a refused log stream is logged at INFO as 'dropped' and the phase still resolves "
+    "without its log: a 403 there should be logged as a refusal and retried"
+)
+
+
 @dataclass(frozen=True)
 class Permission:
     """One verb on one resource, and the scenario that shows the operator needs it."""
@@ -47,6 +62,8 @@ class Permission:
     scenario: str = "complete"
     # False for a permission whose loss is logged but does not stop the run.
     blocks: bool = True
+    # Where the operator does not yet log the refusal or stop: what it does instead.
+    gap: str | None = None
 
     @property
     def triple(self) -> tuple[str, str, str]:
@@ -72,13 +89,14 @@ PERMISSIONS = [
     Permission("", "pods", "get"),
     Permission("", "pods", "list"),
     Permission("", "pods", "watch"),
-    Permission("", "pods", "create"),
-    Permission("", "pods", "delete", scenario="cancel"),
-    Permission("", "pods/log", "get"),
+    Permission("", "pods", "create", gap=REFUSED_POD),
+    Permission("", "pods", "delete", scenario="cancel", gap=LOST_CANCEL),
+    Permission("", "pods/log", "get", gap=LOG_DROPPED),
     Permission("", "configmaps", "get"),
-    Permission("", "configmaps", "create"),
+    Permission("", "configmaps", "create", gap=REFUSED_POD),
     Permission("", "secrets", "create"),
-    Permission("", "secrets", "delete"),
+    # Refused, the phase's credentials Secret stays until its Phase is deleted (owner reference).
+    Permission("", "secrets", "delete", blocks=False),
     Permission("", "events", "create", blocks=False),
 ]
 
@@ -249,10 +267,12 @@ def reached_end(kubectl: Kubectl, namespace: str, scenario: str) -> bool:
     return status == ("completed" if scenario == "complete" else "cancelled")
 
 
-def refusal(permission: Permission, namespace: str) -> str:
+def refusal(permission: Permission) -> str:
     """How the API server words the refusal, which the operator's log must carry."""
-    group = permission.group
-    return f'cannot {permission.verb} resource "{permission.resource}" in API group "{group}"'
+    return (
+        f'cannot {permission.verb} resource "{permission.resource}" '
+        f'in API group "{permission.group}"'
+    )
 
 
 def test_the_role_grants_exactly_the_listed_permissions(
@@ -278,15 +298,25 @@ def test_with_the_charts_role_the_operator_runs_an_execution_to_its_end(
     assert "forbidden" not in operator.log().lower()
 
 
+def _cases() -> list[Any]:
+    return [
+        pytest.param(
+            p, id=str(p), marks=[pytest.mark.xfail(reason=p.gap, strict=True)] if p.gap else []
+        )
+        for p in PERMISSIONS
+    ]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("permission", PERMISSIONS, ids=str)
+@pytest.mark.parametrize("permission", _cases())
 def test_without_any_one_permission_the_operator_logs_the_refusal_and_the_run_stops(
     kubectl: Kubectl, installed: Installed, permission: Permission
 ) -> None:
     operator = installed.start(without(installed.role, permission))
     apply_scenario(kubectl, installed.namespace, permission.scenario)
-    expected = refusal(permission, installed.namespace)
-    wait_for(lambda: expected in operator.log(), timeout=30, what=f"a logged refusal: {expected}")
+    expected = refusal(permission)
+    wait_for(lambda: expected in operator.log(), timeout=20, what=f"a logged refusal: {expected}")
+    print(next(line for line in operator.log().splitlines() if expected in line))
     if permission.blocks:
         time.sleep(3)  # a run that could go on would have ended by now
         assert not reached_end(kubectl, installed.namespace, permission.scenario)

@@ -10,7 +10,7 @@ LABEL_EXECUTION = f"{GROUP}/execution"
 LABEL_PHASE = f"{GROUP}/phase"
 LABEL_ATTEMPT = f"{GROUP}/attempt"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "agentjobs"}
-_MAX_NAME = 57  # room for "-a<attempt>" and "-prompt" within a 63-character label value
+_MAX_NAME = 55  # room for "-a<attempt>", "-prompt" and "-storage" within 63 characters
 
 
 def _fit(name: str) -> str:

@@ -1,0 +1,163 @@
+"""What an Execution does next, from its Phases (R23, R35), and each Phase's spec.
+
+Cases: the first Phase is created, the next only after the previous one
+completed; nothing more after a failure; cancelling cancels the running
+Phase, or ends an execution between phases at once; the next phase's
+inputs are the previous phase's stored artifacts; defaults apply to every
+phase with the phase's own settings winning; conditions keep their
+transition time while their status holds.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from agentjobs.logic import conditions, execution_plan, phase_status
+from agentjobs.logic.execution_plan import ChildPhase
+from agentjobs.models.resources import (
+    ExecutionResourceStatus,
+    ExecutionSpec,
+    PhaseResourceStatus,
+    PhaseSpec,
+)
+
+NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
+SPEC = ExecutionSpec.model_validate(
+    {
+        "defaults": {
+            "image": "agent:1",
+            "env": [{"name": "A", "value": "default"}, {"name": "B", "value": "default"}],
+            "envFrom": [{"secretRef": {"name": "shared"}}],
+            "timeoutSeconds": 60,
+        },
+        "phases": [
+            {
+                "name": "plan",
+                "prompt": "p",
+                "env": [{"name": "B", "value": "own"}],
+                "envFrom": [{"configMapRef": {"name": "own"}}],
+            },
+            {"name": "build", "prompt": "b", "image": "builder:2"},
+        ],
+    }
+)
+
+
+def child(index: int, status: dict[str, Any], **spec: Any) -> ChildPhase:
+    phase = phase_status.phase_spec(SPEC, execution_name="demo", index=index)
+    return ChildPhase(
+        resource_name=f"demo-{index}-{phase.name}",
+        spec=phase.model_copy(update=spec),
+        status=PhaseResourceStatus.model_validate(status),
+    )
+
+
+def plan(children: list[ChildPhase], spec: ExecutionSpec = SPEC) -> execution_plan.ExecutionPlan:
+    return execution_plan.plan_execution(
+        spec, children, previous=ExecutionResourceStatus(), generation=1, now=NOW
+    )
+
+
+COMPLETED = {
+    "status": "completed",
+    "artifacts": [
+        {
+            "path": "plan.md",
+            "title": "plan.md",
+            "size": 4,
+            "sha256": "ab" * 32,
+            "url": "s3://b/ns/demo/0-plan/attempt-1/output/plan.md",
+        },
+        {"path": "unstored.md", "title": "unstored.md", "size": 1},
+    ],
+}
+
+
+def test_r23_the_first_phase_is_created_first() -> None:
+    result = plan([])
+    assert (result.create_index, result.status.status, result.status.current_phase) == (
+        0,
+        "running",
+        "plan",
+    )
+
+
+def test_r23_the_next_phase_waits_for_the_previous_one() -> None:
+    assert plan([child(0, {"status": "running"})]).create_index is None
+    assert plan([child(0, COMPLETED)]).create_index == 1
+
+
+def test_r35_the_next_phase_receives_the_previous_phases_stored_artifacts() -> None:
+    [handed] = plan([child(0, COMPLETED)]).inputs
+    assert (handed.path, handed.sha256) == ("plan.md", "ab" * 32)
+    assert handed.url.endswith("/0-plan/attempt-1/output/plan.md")
+
+
+def test_r23_nothing_is_created_after_a_failure() -> None:
+    result = plan([child(0, {"status": "failed", "failureClassification": "platform"})])
+    assert (result.create_index, result.status.status) == (None, "failed")
+    assert result.status.finished_at == NOW
+
+
+def test_all_phases_completed_completes_the_execution() -> None:
+    result = plan([child(0, COMPLETED), child(1, {"status": "completed"})])
+    assert (result.create_index, result.status.status) == (None, "completed")
+    assert result.status.deliverable_produced is True
+    assert result.status.artifact_count == 2
+
+
+def test_cancel_cancels_the_running_phase() -> None:
+    cancelled = SPEC.model_copy(update={"cancel": True})
+    result = plan([child(0, {"status": "running"})], cancelled)
+    assert result.cancel == ["demo-0-plan"]
+    assert result.status.status == "running"
+
+
+def test_cancel_between_phases_ends_the_execution_cancelled_at_once() -> None:
+    cancelled = SPEC.model_copy(update={"cancel": True})
+    result = plan([child(0, COMPLETED)], cancelled)
+    assert (result.create_index, result.status.status) == (None, "cancelled")
+    assert result.status.task_outcome is not None
+    assert result.status.task_outcome.terminal_reason == "cancelled"
+
+
+def test_a_phase_already_told_to_cancel_is_not_told_again() -> None:
+    cancelled = SPEC.model_copy(update={"cancel": True})
+    assert plan([child(0, {"status": "running"}, cancel=True)], cancelled).cancel == []
+
+
+def test_defaults_apply_to_every_phase_and_the_phases_own_settings_win() -> None:
+    plan_phase = phase_status.phase_spec(SPEC, execution_name="demo", index=0)
+    build_phase = phase_status.phase_spec(SPEC, execution_name="demo", index=1)
+    assert (plan_phase.image, build_phase.image) == ("agent:1", "builder:2")
+    assert plan_phase.timeout_seconds == build_phase.timeout_seconds == 60
+    assert [(e.name, e.value) for e in plan_phase.env or []] == [("A", "default"), ("B", "own")]
+    sources = [e.secret_ref or e.config_map_ref for e in plan_phase.env_from or []]
+    assert [s.name for s in sources if s] == ["shared", "own"]
+    assert (plan_phase.execution_name, plan_phase.index) == ("demo", 0)
+
+
+def test_spec_round_trips_through_its_camel_case_json() -> None:
+    phase = phase_status.phase_spec(SPEC, execution_name="demo", index=0)
+    dumped = phase.model_dump(mode="json", by_alias=True, exclude_none=True)
+    assert dumped["executionName"] == "demo"
+    assert PhaseSpec.model_validate(dumped) == phase
+
+
+def test_conditions_keep_their_transition_time_while_their_status_holds() -> None:
+    first = conditions.conditions_for("running", message="m", previous=[], generation=1, now=NOW)
+    later = NOW + timedelta(minutes=5)
+    again = conditions.conditions_for(
+        "running", message="m2", previous=first, generation=1, now=later
+    )
+    assert all(c.last_transition_time == NOW for c in again)
+    done = conditions.conditions_for(
+        "completed", message="ok", previous=again, generation=1, now=later
+    )
+    by_type = {c.type: c for c in done}
+    assert by_type["Complete"].status == "True"
+    assert by_type["Complete"].last_transition_time == later
+    assert by_type["Failed"].last_transition_time == NOW
+    assert by_type["Finished"].reason == "Completed"
+    assert conditions.changed_types(again, done) == ["Complete", "Finished"]

@@ -1,0 +1,128 @@
+"""Reading a phase pod's status into run facts and blockers (R15, R36).
+
+Cases: the agent container waiting, running and terminated; an ended pod
+whose agent never ran; image pull errors (auth or not), config errors,
+unschedulable pods and plain slowness as blockers; deadlines, evictions, OOM
+kills and start errors as failures; a clean exit as no failure; whether the
+harvester sidecar is done.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentjobs.logic import pod_state
+from agentjobs.logic.pod_state import Stage
+from agentjobs.models.contract import FailureKind
+
+
+def pod(state: dict[str, Any] | None = None, **status: Any) -> dict[str, Any]:
+    statuses = [{"name": "agent", "state": state}] if state is not None else []
+    return {"status": {"containerStatuses": statuses, **status}}
+
+
+def test_the_agent_states_are_read() -> None:
+    assert pod_state.agent_state(pod({"running": {}}), "agent").stage is Stage.RUNNING
+    waiting = pod_state.agent_state(pod({"waiting": {"reason": "ContainerCreating"}}), "agent")
+    assert (waiting.stage, waiting.reason) == (Stage.WAITING, "ContainerCreating")
+    ended = pod_state.agent_state(pod({"terminated": {"exitCode": 3, "reason": "Error"}}), "agent")
+    assert (ended.stage, ended.exit_code) == (Stage.TERMINATED, 3)
+
+
+def test_a_pod_that_ended_before_its_agent_ran_is_terminated_without_an_exit_code() -> None:
+    state = pod_state.agent_state(
+        pod({"waiting": {"reason": "PodInitializing"}}, phase="Failed", reason="DeadlineExceeded"),
+        "agent",
+    )
+    assert (state.stage, state.exit_code, state.reason) == (
+        Stage.TERMINATED,
+        None,
+        "DeadlineExceeded",
+    )
+
+
+@pytest.mark.parametrize(
+    ("reason", "message", "kind"),
+    [
+        ("ImagePullBackOff", "pull access denied, repository does not exist", FailureKind.AUTH),
+        ("ErrImagePull", "manifest unknown", FailureKind.CONFIG),
+        ("InvalidImageName", "couldn't parse image name", FailureKind.CONFIG),
+        ("CreateContainerConfigError", 'secret "github-token" not found', FailureKind.CONFIG),
+    ],
+)
+def test_r36_a_stuck_agent_becomes_a_blocker_of_the_right_kind(
+    reason: str, message: str, kind: FailureKind
+) -> None:
+    stuck = pod({"waiting": {"reason": reason, "message": message}})
+    state = pod_state.agent_state(stuck, "agent")
+    failure = pod_state.waiting_failure(stuck, state)
+    assert (failure.kind, failure.code) == (kind, reason)
+    assert message in failure.message
+    assert pod_state.is_blocking_wait(stuck, state)
+
+
+def test_r36_an_unschedulable_pod_is_a_quota_blocker() -> None:
+    stuck = pod(
+        conditions=[
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "message": "0/1 nodes: Insufficient cpu",
+            }
+        ]
+    )
+    failure = pod_state.waiting_failure(stuck, pod_state.agent_state(stuck, "agent"))
+    assert (failure.kind, failure.code) == (FailureKind.QUOTA, "Unschedulable")
+    assert "Insufficient cpu" in failure.message
+
+
+def test_r36_a_merely_slow_pod_is_a_transient_blocker() -> None:
+    slow = pod({"waiting": {"reason": "ContainerCreating"}})
+    state = pod_state.agent_state(slow, "agent")
+    assert not pod_state.is_blocking_wait(slow, state)
+    assert pod_state.waiting_failure(slow, state).kind is FailureKind.TRANSIENT
+
+
+@pytest.mark.parametrize(
+    ("status", "state", "kind", "code"),
+    [
+        (
+            {"reason": "DeadlineExceeded"},
+            {"exitCode": 137},
+            FailureKind.TIMEOUT,
+            "DeadlineExceeded",
+        ),
+        ({"reason": "Evicted"}, {"exitCode": 137}, FailureKind.TRANSIENT, "Evicted"),
+        ({}, {"exitCode": 137, "reason": "OOMKilled"}, FailureKind.OUT_OF_MEMORY, "OOMKilled"),
+        ({}, {"exitCode": 128, "reason": "StartError"}, FailureKind.CONFIG, "StartError"),
+    ],
+)
+def test_r15_abnormal_ends_are_named(
+    status: dict[str, Any], state: dict[str, Any], kind: FailureKind, code: str
+) -> None:
+    ended = pod({"terminated": state}, **status)
+    failure = pod_state.termination_failure(ended, pod_state.agent_state(ended, "agent"))
+    assert failure is not None
+    assert (failure.kind, failure.code) == (kind, code)
+
+
+def test_r15_a_plain_exit_is_not_a_system_failure() -> None:
+    for code in (0, 1):
+        ended = pod({"terminated": {"exitCode": code}})
+        assert pod_state.termination_failure(ended, pod_state.agent_state(ended, "agent")) is None
+
+
+def sidecar(state: dict[str, Any], phase: str = "Running") -> dict[str, Any]:
+    return {
+        "status": {"phase": phase, "initContainerStatuses": [{"name": "harvester", "state": state}]}
+    }
+
+
+def test_the_harvester_is_done_only_when_it_has_terminated() -> None:
+    assert not pod_state.has_ended(sidecar({"running": {}}, phase="Succeeded"), "harvester")
+    assert pod_state.has_ended(sidecar({"terminated": {"exitCode": 0}}), "harvester")
+    assert pod_state.has_ended(sidecar({"waiting": {}}, phase="Failed"), "harvester")
+    assert pod_state.has_ended({"status": {}}, "harvester")

@@ -1,0 +1,147 @@
+"""The phase pod, prompt ConfigMap and names the operator creates.
+
+Cases: the agent container's prompt file, environment and workspace; the
+timeout as activeDeadlineSeconds; no service-account token unless asked;
+the harvester as a native sidecar started before the input fetcher, which
+waits for it; credentials only by Secret reference; deterministic names that
+fit in a label.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentjobs.logic import naming, pods
+from agentjobs.models.resources import PhaseSpec
+
+OWNER = pods.Owner("agentjobs.io/v1alpha1", "Phase", "demo-0-plan", "uid-1")
+SIDECARS = pods.Sidecars(
+    image="ghcr.io/agentjobs/agentjobs:0.1.0",
+    storage_environment={"AGENTJOBS_S3_ENDPOINT": "http://s3:9000", "AGENTJOBS_S3_BUCKET": "b"},
+    credentials_secret="demo-0-plan-storage",
+    bucket="b",
+    attempt_root="ns/demo/0-plan/attempt-1",
+    harvest_interval_seconds=10,
+)
+
+
+def spec(**fields: Any) -> PhaseSpec:
+    return PhaseSpec.model_validate(
+        {
+            "executionName": "demo",
+            "index": 0,
+            "name": "plan",
+            "image": "agent:1",
+            "prompt": "Plan.",
+            **fields,
+        }
+    )
+
+
+def pod(phase: PhaseSpec, sidecars: pods.Sidecars | None = None) -> dict[str, Any]:
+    return pods.phase_pod(
+        phase,
+        phase_resource="demo-0-plan",
+        namespace="ns",
+        owner=OWNER,
+        attempt=1,
+        sidecars=sidecars,
+    )
+
+
+def agent(manifest: dict[str, Any]) -> dict[str, Any]:
+    [container] = manifest["spec"]["containers"]
+    assert container["name"] == "agent"
+    return container
+
+
+def test_the_agent_gets_its_prompt_as_a_file_named_by_an_env_var() -> None:
+    container = agent(pod(spec()))
+    env = {item["name"]: item.get("value") for item in container["env"]}
+    assert env["AGENTJOBS_PROMPT_FILE"] == "/etc/agentjobs/prompt/prompt.md"
+    assert env["AGENTJOBS_OUTPUT_DIR"] == "/workspace/artifacts/output"
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    assert mounts["/etc/agentjobs/prompt"]["readOnly"] is True
+    assert container["workingDir"] == "/workspace"
+
+
+def test_the_prompt_is_followed_by_the_task_result_instruction() -> None:
+    config_map = pods.prompt_config_map(
+        phase_resource="demo-0-plan",
+        namespace="ns",
+        owner=OWNER,
+        prompt="Plan it.\n",
+        inputs_json=None,
+    )
+    text = config_map["data"]["prompt.md"]
+    assert text.startswith("Plan it.\n")
+    assert "TASK_RESULT_END" in text
+    assert text.index("Plan it.") < text.index("TASK_RESULT:")
+    assert config_map["metadata"]["ownerReferences"][0]["uid"] == "uid-1"
+
+
+def test_user_env_comes_after_the_operators_so_it_can_refer_to_it() -> None:
+    container = agent(pod(spec(env=[{"name": "TOKEN", "value": "x"}])))
+    assert [item["name"] for item in container["env"]][-1] == "TOKEN"
+
+
+def test_timeout_seconds_becomes_the_pods_active_deadline() -> None:
+    assert pod(spec(timeoutSeconds=30))["spec"]["activeDeadlineSeconds"] == 30
+    assert "activeDeadlineSeconds" not in pod(spec())["spec"]
+
+
+def test_no_service_account_token_is_mounted_unless_a_service_account_is_named() -> None:
+    assert pod(spec())["spec"]["automountServiceAccountToken"] is False
+    named = pod(spec(serviceAccountName="agent"))["spec"]
+    assert (named["automountServiceAccountToken"], named["serviceAccountName"]) == (True, "agent")
+
+
+def test_the_pod_never_restarts_its_agent_and_is_owned_by_the_phase() -> None:
+    manifest = pod(spec())
+    assert manifest["spec"]["restartPolicy"] == "Never"
+    assert manifest["metadata"]["name"] == "demo-0-plan-a1"
+    assert manifest["metadata"]["ownerReferences"][0]["controller"] is True
+    assert manifest["metadata"]["labels"][naming.LABEL_PHASE] == "demo-0-plan"
+
+
+def test_without_storage_there_are_no_sidecars() -> None:
+    assert "initContainers" not in pod(spec())["spec"]
+
+
+def test_r28_the_harvester_is_a_native_sidecar_started_before_the_fetcher() -> None:
+    init = pod(spec(), SIDECARS)["spec"]["initContainers"]
+    assert [c["name"] for c in init] == ["harvester", "fetch-inputs"]
+    harvester, fetcher = init
+    assert harvester["restartPolicy"] == "Always"
+    assert "restartPolicy" not in fetcher
+    ready = harvester["args"][harvester["args"].index("--ready-file") + 1]
+    assert fetcher["args"][fetcher["args"].index("--wait-for") + 1] == ready
+    assert harvester["args"][harvester["args"].index("--root") + 1] == "ns/demo/0-plan/attempt-1"
+
+
+def test_credentials_reach_the_sidecars_only_by_secret_reference() -> None:
+    manifest = pod(spec(), SIDECARS)
+    for container in manifest["spec"]["initContainers"]:
+        env = {item["name"]: item for item in container["env"]}
+        key = env["AGENTJOBS_S3_SECRET_KEY"]
+        assert "value" not in key
+        assert key["valueFrom"]["secretKeyRef"] == {
+            "name": "demo-0-plan-storage",
+            "key": "secretKey",
+        }
+    assert "secretKey" not in str(agent(manifest)["env"])
+
+
+def test_the_harvester_has_time_for_a_last_sync_through_an_outage() -> None:
+    assert pod(spec(), SIDECARS)["spec"]["terminationGracePeriodSeconds"] >= 600
+
+
+def test_names_are_deterministic_and_fit_in_a_label() -> None:
+    long = naming.phase_resource("x" * 60, 3, "review")
+    assert long == naming.phase_resource("x" * 60, 3, "review")
+    assert len(naming.pod(long, 9)) <= 63
+    assert len(naming.prompt_config_map(long)) <= 63
+    assert len(naming.storage_secret(long)) <= 63
+    assert naming.phase_resource("demo", 0, "plan") == "demo-0-plan"
+    assert naming.label_value("short") == "short"
+    assert len(naming.label_value("y" * 100)) <= 63
