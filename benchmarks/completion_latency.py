@@ -126,7 +126,15 @@ async def main(count: int) -> None:
     namespace = f"bench-{uuid.uuid4().hex[:6]}"
     await core.create_namespace({"metadata": {"name": namespace}})
     operator = subprocess.Popen(
-        [str(Path(sys.executable).parent / "agentjobs"), "run", "--namespace", namespace],
+        [
+            str(Path(sys.executable).parent / "agentjobs"),
+            "run",
+            "--namespace",
+            namespace,
+            # The local process node runs every image as root.
+            "--pod-security-context",
+            '{"seccompProfile": {"type": "RuntimeDefault"}}',
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=os.environ.copy(),

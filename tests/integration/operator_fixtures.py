@@ -20,13 +20,20 @@ MANIFESTS = Path(__file__).resolve().parent / "manifests"
 AGENTJOBS = Path(sys.executable).parent / "agentjobs"
 
 
+# The process node runs every image as root; phase pods may not insist on a non-root user here.
+ROOT_IMAGES_ALLOWED = ["--pod-security-context", '{"seccompProfile": {"type": "RuntimeDefault"}}']
+
+
 class OperatorProcess:
     """`agentjobs run` for one namespace, as a subprocess that can be killed and restarted."""
 
-    def __init__(self, env: dict[str, str], namespace: str, log: Path) -> None:
+    def __init__(
+        self, env: dict[str, str], namespace: str, log: Path, extra: list[str] | None = None
+    ) -> None:
         self._env = {**os.environ, **env}
         self._namespace = namespace
         self._log = log
+        self._extra = ROOT_IMAGES_ALLOWED if extra is None else extra
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -43,6 +50,7 @@ class OperatorProcess:
                     "5",
                     "--harvest-interval",
                     "1",
+                    *self._extra,
                 ],
                 env=self._env,
                 stdout=log,

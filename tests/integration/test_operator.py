@@ -12,11 +12,12 @@ by the API server with its message.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from devcluster.testing import Kubectl
+from devcluster.testing import DevCluster, Kubectl
 from tests.integration.operator_fixtures import (
     MANIFESTS,
     OperatorProcess,
@@ -274,3 +275,44 @@ def test_invalid_manifests_are_refused_with_the_api_servers_message(
 
 def test_manifests_are_yaml_files_a_user_could_apply() -> None:
     assert all(path.suffix == ".yaml" for path in Path(MANIFESTS).rglob("*") if path.is_file())
+
+
+@pytest.fixture
+def restricted_operator(
+    local_cluster: DevCluster, crds: None, namespace: str, tmp_path: Path
+) -> Iterator[OperatorProcess]:
+    """An operator with its default, restricted pod security."""
+    process = OperatorProcess(local_cluster.env, namespace, tmp_path / "operator.log", extra=[])
+    process.start()
+    yield process
+    process.stop()
+
+
+def test_phase_pods_are_hardened_and_an_execution_may_relax_the_hardening(
+    kubectl: Kubectl, namespace: str, restricted_operator: OperatorProcess
+) -> None:
+    apply_manifest(kubectl, namespace, "no-report.yaml")
+    status = wait_finished(kubectl, namespace, "no-report")
+    outcome = status["taskOutcome"]
+    assert (status["status"], outcome["status"], outcome["needsUserAction"]) == (
+        "failed",
+        "blocked",
+        True,
+    )
+    assert "runAsNonRoot" in outcome["summary"]
+    relaxed = (
+        (MANIFESTS / "no-report.yaml")
+        .read_text()
+        .replace("name: no-report", "name: relaxed")
+        .replace(
+            "      image: busybox",
+            "      image: busybox\n      podSecurityContext: {runAsNonRoot: false}",
+        )
+    )
+    kubectl.run("apply", "-n", namespace, "-f", "-", input=relaxed)
+    assert wait_finished(kubectl, namespace, "relaxed")["status"] == "completed"
+    pod = kubectl.json("get", "pod", "-n", namespace, "relaxed-0-quiet-a1")
+    agent = pod["spec"]["containers"][0]
+    assert agent["securityContext"]["readOnlyRootFilesystem"] is True
+    assert agent["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert pod["spec"]["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}

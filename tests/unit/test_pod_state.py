@@ -126,3 +126,29 @@ def test_the_harvester_is_done_only_when_it_has_terminated() -> None:
     assert pod_state.has_ended(sidecar({"terminated": {"exitCode": 0}}), "harvester")
     assert pod_state.has_ended(sidecar({"waiting": {}}, phase="Failed"), "harvester")
     assert pod_state.has_ended({"status": {}}, "harvester")
+
+
+def test_r36_an_init_container_stuck_on_its_config_names_the_blocker() -> None:
+    stuck = {
+        "status": {
+            "containerStatuses": [
+                {"name": "agent", "state": {"waiting": {"reason": "PodInitializing"}}}
+            ],
+            "initContainerStatuses": [
+                {
+                    "name": "harvester",
+                    "state": {
+                        "waiting": {
+                            "reason": "CreateContainerConfigError",
+                            "message": "container has runAsNonRoot and image will run as root",
+                        }
+                    },
+                }
+            ],
+        }
+    }
+    state = pod_state.agent_state(stuck, "agent")
+    failure = pod_state.waiting_failure(stuck, state)
+    assert (failure.kind, failure.code) == (FailureKind.CONFIG, "CreateContainerConfigError")
+    assert "harvester: container has runAsNonRoot" in failure.message
+    assert pod_state.is_blocking_wait(stuck, state)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentjobs.logic import naming, pods
+from agentjobs.logic import naming, pod_security, pods
 from agentjobs.models.resources import PhaseSpec
 
 OWNER = pods.Owner("agentjobs.io/v1alpha1", "Phase", "demo-0-plan", "uid-1")
@@ -46,6 +46,7 @@ def pod(phase: PhaseSpec, sidecars: pods.Sidecars | None = None) -> dict[str, An
         owner=OWNER,
         attempt=1,
         sidecars=sidecars,
+        security=pod_security.PodSecurity(),
     )
 
 
@@ -145,3 +146,37 @@ def test_names_are_deterministic_and_fit_in_a_label() -> None:
     assert naming.phase_resource("demo", 0, "plan") == "demo-0-plan"
     assert naming.label_value("short") == "short"
     assert len(naming.label_value("y" * 100)) <= 63
+
+
+def test_phase_pods_are_hardened_by_default() -> None:
+    manifest = pod(spec(), SIDECARS)
+    assert manifest["spec"]["securityContext"] == {
+        "runAsNonRoot": True,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    for container in [agent(manifest), *manifest["spec"]["initContainers"]]:
+        assert container["securityContext"] == {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "readOnlyRootFilesystem": True,
+        }
+    assert {"name": "tmp", "mountPath": "/tmp"} in agent(manifest)["volumeMounts"]
+
+
+def test_a_phase_overrides_single_fields_of_the_hardening_but_not_for_the_sidecars() -> None:
+    manifest = pod(
+        spec(
+            podSecurityContext={"runAsNonRoot": False, "runAsUser": 0},
+            securityContext={"readOnlyRootFilesystem": False},
+        ),
+        SIDECARS,
+    )
+    assert manifest["spec"]["securityContext"] == {
+        "runAsNonRoot": False,
+        "runAsUser": 0,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    assert agent(manifest)["securityContext"]["readOnlyRootFilesystem"] is False
+    assert agent(manifest)["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    harvester = manifest["spec"]["initContainers"][0]
+    assert harvester["securityContext"]["readOnlyRootFilesystem"] is True

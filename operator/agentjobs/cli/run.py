@@ -7,11 +7,31 @@ import asyncio
 import logging
 import os
 import secrets
+from collections.abc import Callable
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from agentjobs.handlers.config import OperatorConfig
+from agentjobs.logic.pod_security import RESTRICTED_CONTAINER, RESTRICTED_POD, PodSecurity
+from agentjobs.models.kubernetes import PodSecurityContext, SecurityContext
+
+Context = TypeVar("Context", bound=BaseModel)
 
 HELP = "run the operator"
 DESCRIPTION = "Watch Executions and run their phases (kopf underneath)."
+
+
+def _json(model: type[Context]) -> Callable[[str], Context]:
+    def parse(text: str) -> Context:
+        try:
+            return model.model_validate_json(text)
+        except ValidationError as error:
+            raise argparse.ArgumentTypeError(
+                f"not a {model.__name__}: {error.errors()[0]['msg']}"
+            ) from error
+
+    return parse
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +71,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds between the harvester's periodic syncs (default: %(default)s)",
     )
     parser.add_argument(
+        "--pod-security-context",
+        type=_json(PodSecurityContext),
+        default=RESTRICTED_POD,
+        metavar="JSON",
+        help="phase pods' securityContext unless a phase overrides fields of it "
+        "(default: the restricted profile)",
+    )
+    parser.add_argument(
+        "--security-context",
+        type=_json(SecurityContext),
+        default=RESTRICTED_CONTAINER,
+        metavar="JSON",
+        help="phase containers' securityContext unless a phase overrides fields of it "
+        "(default: the restricted profile)",
+    )
+    parser.add_argument(
         "--peering",
         metavar="NAME",
         help="elect one active replica through this KopfPeering object (for more than one "
@@ -71,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
         cancel_grace_seconds=args.cancel_grace_seconds,
         image=args.image,
         harvest_interval_seconds=args.harvest_interval,
+        security=PodSecurity(pod=args.pod_security_context, container=args.security_context),
     )
     # Imported here, not at the top: kopf is heavy, and the sidecar commands must start fast.
     import kopf

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from agentjobs.logic.pod_security import PodSecurity
 
 
 @dataclass(frozen=True)
@@ -20,3 +22,4 @@ class OperatorConfig:
     cancel_grace_seconds: int = 30
     image: str = "ghcr.io/agentjobs/agentjobs:0.1.0"
     harvest_interval_seconds: float = 10.0
+    security: PodSecurity = field(default_factory=PodSecurity)

@@ -175,6 +175,7 @@ class PhaseRunner:
             owner=owner,
             attempt=attempt.number,
             sidecars=sidecars,
+            security=self._config.security,
         )
         try:
             await self._kube.create(paths.config_map(self.namespace), config_map)

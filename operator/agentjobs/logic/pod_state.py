@@ -99,8 +99,21 @@ def unschedulable_message(pod: dict[str, Any]) -> str | None:
     return None
 
 
-def waiting_failure(pod: dict[str, Any], state: AgentState) -> SystemFailure:
+def _stuck_container(pod: dict[str, Any], state: AgentState) -> AgentState:
+    """The agent's wait, or the first init container's that blocks it (an image, a Secret)."""
+    if state.reason in _IMAGE_PULL_REASONS or state.reason in _CONFIG_REASONS:
+        return state
+    for status in pod.get("status", {}).get("initContainerStatuses") or []:
+        waiting = (status.get("state") or {}).get("waiting") or {}
+        if waiting.get("reason") in _IMAGE_PULL_REASONS | _CONFIG_REASONS:
+            message = f"{status.get('name')}: {waiting.get('message') or waiting['reason']}"
+            return AgentState(Stage.WAITING, waiting["reason"], message)
+    return state
+
+
+def waiting_failure(pod: dict[str, Any], agent: AgentState) -> SystemFailure:
     """Why a pod that never started its agent is stuck, as a blocker (R36)."""
+    state = _stuck_container(pod, agent)
     message = state.message or ""
     if state.reason in _IMAGE_PULL_REASONS:
         return SystemFailure(
@@ -132,9 +145,10 @@ def waiting_failure(pod: dict[str, Any], state: AgentState) -> SystemFailure:
 
 def is_blocking_wait(pod: dict[str, Any], state: AgentState) -> bool:
     """A wait that only a change of settings (or capacity) can end, not time."""
+    stuck = _stuck_container(pod, state)
     return (
-        state.reason in _IMAGE_PULL_REASONS
-        or state.reason in _CONFIG_REASONS
+        stuck.reason in _IMAGE_PULL_REASONS
+        or stuck.reason in _CONFIG_REASONS
         or unschedulable_message(pod) is not None
     )
 

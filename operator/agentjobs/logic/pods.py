@@ -14,13 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agentjobs.logic import naming
+from agentjobs.logic import naming, pod_security
 from agentjobs.models.contract import TranscriptFormat
+from agentjobs.models.kubernetes import SecurityContext
 from agentjobs.models.resources import PhaseSpec
 
 AGENT_CONTAINER = "agent"
 WORKSPACE_VOLUME = "workspace"
 PROMPT_VOLUME = "prompt"
+TMP_VOLUME = "tmp"
 WORKSPACE_PATH = "/workspace"
 PROMPT_DIRECTORY = "/etc/agentjobs/prompt"
 PROMPT_KEY = "prompt.md"
@@ -144,7 +146,7 @@ def storage_secret(
     }
 
 
-def _sidecar_containers(sidecars: Sidecars) -> list[dict[str, Any]]:
+def _sidecar_containers(sidecars: Sidecars, security: SecurityContext) -> list[dict[str, Any]]:
     def credential(variable: str, key: str) -> dict[str, Any]:
         return {
             "name": variable,
@@ -172,6 +174,7 @@ def _sidecar_containers(sidecars: Sidecars) -> list[dict[str, Any]]:
         ],
         "env": env,
         "volumeMounts": mounts,
+        "securityContext": pod_security.as_json(security),
     }
     harvester = {
         "name": HARVESTER_CONTAINER,
@@ -189,6 +192,7 @@ def _sidecar_containers(sidecars: Sidecars) -> list[dict[str, Any]]:
         ],
         "env": env,
         "volumeMounts": mounts,
+        "securityContext": pod_security.as_json(security),
         "restartPolicy": "Always",  # a native sidecar: runs beside the agent, stops after it
     }
     return [harvester, fetcher]
@@ -206,6 +210,7 @@ def phase_pod(
     owner: Owner,
     attempt: int,
     sidecars: Sidecars | None,
+    security: pod_security.PodSecurity,
 ) -> dict[str, Any]:
     """The pod that runs one attempt of a phase."""
     transcript_format = spec.transcript_format or TranscriptFormat.TEXT
@@ -225,7 +230,12 @@ def phase_pod(
         "volumeMounts": [
             {"name": WORKSPACE_VOLUME, "mountPath": WORKSPACE_PATH},
             {"name": PROMPT_VOLUME, "mountPath": PROMPT_DIRECTORY, "readOnly": True},
+            # Writable scratch space under a read-only root filesystem.
+            {"name": TMP_VOLUME, "mountPath": "/tmp"},
         ],
+        "securityContext": pod_security.as_json(
+            pod_security.merged(security.container, spec.security_context)
+        ),
     }
     if spec.command is not None:
         agent["command"] = spec.command
@@ -238,8 +248,12 @@ def phase_pod(
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "containers": [agent],
+        "securityContext": pod_security.as_json(
+            pod_security.merged(security.pod, spec.pod_security_context)
+        ),
         "volumes": [
             {"name": WORKSPACE_VOLUME, "emptyDir": {}},
+            {"name": TMP_VOLUME, "emptyDir": {}},
             {
                 "name": PROMPT_VOLUME,
                 "configMap": {"name": naming.prompt_config_map(phase_resource)},
@@ -252,7 +266,7 @@ def phase_pod(
     if spec.timeout_seconds is not None:
         pod_spec["activeDeadlineSeconds"] = spec.timeout_seconds
     if sidecars is not None:
-        pod_spec["initContainers"] = _sidecar_containers(sidecars)
+        pod_spec["initContainers"] = _sidecar_containers(sidecars, security.container)
         pod_spec["terminationGracePeriodSeconds"] = STORAGE_GRACE_SECONDS
     return {
         "apiVersion": "v1",

@@ -6,7 +6,7 @@ schema is structural and the API server rejects a typo when it is applied.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic.alias_generators import to_camel
@@ -78,3 +78,37 @@ class EnvFromSource(KubernetesModel):
 class ResourceRequirements(KubernetesModel):
     limits: dict[str, Quantity] | None = None
     requests: dict[str, Quantity] | None = None
+
+
+class SeccompProfile(KubernetesModel):
+    type: Literal["RuntimeDefault", "Localhost", "Unconfined"]
+    localhost_profile: str | None = None
+
+
+class Capabilities(KubernetesModel):
+    add: list[str] | None = None
+    drop: list[str] | None = None
+
+
+class PodSecurityContext(KubernetesModel):
+    """The pod-level security settings a phase may set (a subset of Kubernetes')."""
+
+    run_as_non_root: bool | None = None
+    run_as_user: int | None = Field(default=None, ge=0)
+    run_as_group: int | None = Field(default=None, ge=0)
+    fs_group: int | None = Field(default=None, ge=0)
+    supplemental_groups: list[int] | None = None
+    seccomp_profile: SeccompProfile | None = None
+
+
+class SecurityContext(KubernetesModel):
+    """The container-level security settings a phase may set (a subset of Kubernetes')."""
+
+    allow_privilege_escalation: bool | None = None
+    capabilities: Capabilities | None = None
+    privileged: bool | None = None
+    read_only_root_filesystem: bool | None = None
+    run_as_non_root: bool | None = None
+    run_as_user: int | None = Field(default=None, ge=0)
+    run_as_group: int | None = Field(default=None, ge=0)
+    seccomp_profile: SeccompProfile | None = None

@@ -29,7 +29,9 @@ from agentjobs.models.kubernetes import (
     EnvVar,
     KeySelector,
     KubernetesModel,
+    PodSecurityContext,
     ResourceRequirements,
+    SecurityContext,
 )
 from agentjobs.models.storage import InputArtifact
 
@@ -84,6 +86,8 @@ class PhaseSettings(KubernetesModel):
     transcript_format: TranscriptFormat | None = None
     outputs: list[str] | None = None
     service_account_name: str | None = Field(default=None, min_length=1)
+    pod_security_context: PodSecurityContext | None = None
+    security_context: SecurityContext | None = None
 
 
 class PhaseTemplate(PhaseSettings):
