@@ -12,7 +12,7 @@ termination when its status first shows the container terminated, an
 Execution or Job's end when its condition first turns true. API timestamps
 are not used: Kubernetes keeps them to the second.
 
-    python benchmarks/completion_latency.py [--count 50]
+    python benchmarks/completion_latency.py [--count 50] [--spacing 1.0]
 """
 
 from __future__ import annotations
@@ -30,8 +30,12 @@ from typing import Any
 
 from kubernetes_asyncio import client, config, watch
 
-COMMAND = ["sh", "-c", "echo 'TASK_RESULT: {\"success\": true}'; echo TASK_RESULT_END"]
-SPACING_SECONDS = 0.2
+COMMAND = [
+    "sh",
+    "-c",
+    'echo done > "${AGENTJOBS_OUTPUT_DIR:-/tmp}/result.txt"; '
+    "echo 'TASK_RESULT: {\"success\": true}'; echo TASK_RESULT_END",
+]
 
 
 class Observer:
@@ -115,7 +119,7 @@ async def wait_all(observer: Observer, names: list[str], timeout: float) -> None
         await asyncio.sleep(0.1)
 
 
-async def main(count: int) -> None:
+async def main(count: int, spacing: float) -> None:
     await config.load_kube_config()
     api = client.ApiClient()
     core, batch, custom = (
@@ -171,12 +175,12 @@ async def main(count: int) -> None:
             await custom.create_namespaced_custom_object(
                 "agentjobs.io", "v1alpha1", namespace, "executions", execution(name)
             )
-            await asyncio.sleep(SPACING_SECONDS)
+            await asyncio.sleep(spacing)
         await wait_all(observer, executions, timeout=120 + count)
         jobs = [f"job-{i:03d}" for i in range(count)]
         for name in jobs:
             await batch.create_namespaced_job(namespace, job(name))
-            await asyncio.sleep(SPACING_SECONDS)
+            await asyncio.sleep(spacing)
         await wait_all(observer, jobs, timeout=120 + count)
     finally:
         for task in watchers:
@@ -202,4 +206,12 @@ async def main(count: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=50)
-    asyncio.run(main(parser.parse_args().count))
+    parser.add_argument(
+        "--spacing",
+        type=float,
+        default=1.0,
+        help="seconds between two applies (default: %(default)s; each phase pod starts two "
+        "Python sidecars, and much less than a second apart saturates a 2-core machine)",
+    )
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.count, arguments.spacing))

@@ -9,6 +9,7 @@ fit in a label.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from agentjobs.logic import naming, pod_security, pods
@@ -22,6 +23,7 @@ SIDECARS = pods.Sidecars(
     bucket="b",
     attempt_root="ns/demo/0-plan/attempt-1",
     harvest_interval_seconds=10,
+    has_inputs=True,
 )
 
 
@@ -118,6 +120,14 @@ def test_r28_the_harvester_is_a_native_sidecar_started_before_the_fetcher() -> N
     ready = harvester["args"][harvester["args"].index("--ready-file") + 1]
     assert fetcher["args"][fetcher["args"].index("--wait-for") + 1] == ready
     assert harvester["args"][harvester["args"].index("--root") + 1] == "ns/demo/0-plan/attempt-1"
+
+
+def test_with_nothing_to_fetch_the_workspace_is_prepared_without_python() -> None:
+    first_phase = dataclasses.replace(SIDECARS, has_inputs=False)
+    fetcher = pod(spec(), first_phase)["spec"]["initContainers"][1]
+    assert fetcher["command"][:2] == ["sh", "-c"]
+    assert "harvester-ready" in fetcher["command"][2]
+    assert "/workspace/artifacts/output" in fetcher["command"][2]
 
 
 def test_credentials_reach_the_sidecars_only_by_secret_reference() -> None:

@@ -7,7 +7,6 @@ import asyncio
 import sys
 from pathlib import Path
 
-from agentjobs.adapters.kube import ApiError, Kube
 from agentjobs.adapters.object_store import ObjectStore, StorageError, StorageSettings
 from agentjobs.logic import handoff, naming
 from agentjobs.models.resources import ArtifactStatus, PhaseResourceStatus, PhaseSpec
@@ -32,6 +31,8 @@ PhaseArtifacts = tuple[PhaseSpec, list[ArtifactStatus]]
 
 
 async def _phases(namespace: str, execution: str) -> list[PhaseArtifacts]:
+    from agentjobs.adapters.kube import Kube  # heavy: loaded only by the commands that use it
+
     kube = await Kube.connect()
     try:
         path = f"/apis/agentjobs.io/v1alpha1/namespaces/{namespace}"
@@ -99,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
     if not namespace or not execution:
         print("agentjobs: error: give the execution as NAMESPACE/EXECUTION", file=sys.stderr)
         return 2
+    from agentjobs.adapters.kube import ApiError
+
     try:
         phases = asyncio.run(_phases(namespace, execution))
         if args.phase is not None:

@@ -159,7 +159,7 @@ class PhaseRunner:
             prompt, failure = await self._referenced_prompt(spec)
             if failure is not None:
                 return failure
-        sidecars = await self._prepare_storage(attempt, owner)
+        sidecars = await self._prepare_storage(attempt, owner, has_inputs=bool(spec.inputs))
         inputs = [item.model_dump(mode="json") for item in spec.inputs or []]
         config_map = pods.prompt_config_map(
             phase_resource=self.name,
@@ -191,7 +191,9 @@ class PhaseRunner:
             raise
         return None
 
-    async def _prepare_storage(self, attempt: Attempt, owner: pods.Owner) -> pods.Sidecars | None:
+    async def _prepare_storage(
+        self, attempt: Attempt, owner: pods.Owner, *, has_inputs: bool
+    ) -> pods.Sidecars | None:
         """The bucket and this phase's credentials Secret; the sidecars that use them."""
         if self._storage is None or attempt.bucket is None or attempt.root is None:
             return None
@@ -215,6 +217,7 @@ class PhaseRunner:
             bucket=attempt.bucket,
             attempt_root=attempt.root,
             harvest_interval_seconds=self._config.harvest_interval_seconds,
+            has_inputs=has_inputs,
         )
 
     async def _referenced_prompt(self, spec: PhaseSpec) -> tuple[str | None, SystemFailure | None]:
@@ -347,15 +350,18 @@ class PhaseRunner:
         """What the harvester stored, once it is done, and the transcript beside it."""
         if self._storage is None or attempt.bucket is None or attempt.root is None:
             return None, {}
-        if transcript is not None:
-            await self._storage.store_transcript(
+        reading = self._storage.manifest(attempt.bucket, attempt.root, self._report_waiting)
+        if transcript is None:
+            manifest = await reading
+        else:
+            storing = self._storage.store_transcript(
                 attempt.bucket,
                 attempt.root,
                 transcript.file,
                 transcript.size,
                 self._report_waiting,
             )
-        manifest = await self._storage.manifest(attempt.bucket, attempt.root, self._report_waiting)
+            manifest, _ = await asyncio.gather(reading, storing)
         if manifest is None:
             return [], {}
         return harvest.listing(manifest), stored_files(attempt.bucket, attempt.root, manifest)

@@ -28,6 +28,8 @@ async def start(
     settings.scanning.disabled = True  # the resources are known: no need to watch CRDs
     settings.posting.level = logging.WARNING  # events come from conditions, not from logs
     settings.watching.server_timeout = 300
+    # Phases end in bursts of events; reacting within 20 ms keeps an execution's end prompt.
+    settings.batching.batch_window = 0.02
     config = memo.get("config") or OperatorConfig()
     memo["operator"] = Operator(await Kube.connect(), config, _storage(logger))
 

@@ -63,6 +63,12 @@ HARVESTER_READY_FILE = f"{WORKSPACE_PATH}/.agentjobs/harvester-ready"
 STORAGE_GRACE_SECONDS = 3600
 
 
+_PREPARE_WORKSPACE = (
+    f"while [ ! -e {HARVESTER_READY_FILE} ]; do sleep 0.05; done; "
+    f"mkdir -p {OUTPUT_DIRECTORY} {INPUT_DIRECTORY}"
+)
+
+
 @dataclass(frozen=True)
 class Sidecars:
     """The containers added when artifacts are stored: an input fetcher and the harvester."""
@@ -73,6 +79,7 @@ class Sidecars:
     bucket: str
     attempt_root: str
     harvest_interval_seconds: float
+    has_inputs: bool
 
 
 def compose_prompt(prompt: str) -> str:
@@ -162,20 +169,24 @@ def _sidecar_containers(sidecars: Sidecars, security: SecurityContext) -> list[d
         {"name": WORKSPACE_VOLUME, "mountPath": WORKSPACE_PATH},
         {"name": PROMPT_VOLUME, "mountPath": PROMPT_DIRECTORY, "readOnly": True},
     ]
-    fetcher = {
+    fetcher: dict[str, Any] = {
         "name": FETCHER_CONTAINER,
         "image": sidecars.image,
-        "args": [
+        "env": env,
+        "volumeMounts": mounts,
+        "securityContext": pod_security.as_json(security),
+    }
+    if sidecars.has_inputs:
+        fetcher["args"] = [
             "fetch-inputs",
             "--inputs",
             f"{PROMPT_DIRECTORY}/{INPUTS_KEY}",
             "--wait-for",
             HARVESTER_READY_FILE,
-        ],
-        "env": env,
-        "volumeMounts": mounts,
-        "securityContext": pod_security.as_json(security),
-    }
+        ]
+    else:
+        # Nothing to fetch: a shell loop waits for the harvester, without starting Python.
+        fetcher["command"] = ["sh", "-c", _PREPARE_WORKSPACE]
     harvester = {
         "name": HARVESTER_CONTAINER,
         "image": sidecars.image,

@@ -38,6 +38,7 @@ class Harvester:
         self._bucket = bucket
         self._root = attempt_root
         self._uploaded: dict[str, harvest.Uploaded] = {}
+        self._bucket_ready = False
         self.stopping = threading.Event()
 
     def _listing(self) -> list[OutputEntry]:
@@ -71,7 +72,9 @@ class Harvester:
         backoff = 0.5
         while True:
             try:
-                self._store.ensure_bucket(self._bucket)
+                if not self._bucket_ready:
+                    self._store.ensure_bucket(self._bucket)
+                    self._bucket_ready = True
                 uploaded = self.sync(final=final)
                 logger.info(
                     "%s sync: %d file(s) uploaded", "final" if final else "periodic", uploaded
