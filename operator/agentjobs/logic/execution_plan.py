@@ -12,14 +12,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from agentjobs.logic import conditions, execution
+from agentjobs.logic import outcome as outcome_rules
 from agentjobs.logic.phase_status import is_terminal
 from agentjobs.models.contract import (
     Artifact,
     ExecutionStatus,
     PhaseStatus,
-    TaskOutcome,
-    TaskOutcomeSource,
-    TaskOutcomeStatus,
 )
 from agentjobs.models.resources import (
     ExecutionResourceStatus,
@@ -79,16 +77,6 @@ def _record(child: ChildPhase) -> execution.PhaseRecord:
     )
 
 
-def _cancelled_outcome(now: datetime) -> TaskOutcome:
-    return TaskOutcome(
-        status=TaskOutcomeStatus.UNKNOWN,
-        source=TaskOutcomeSource.SYSTEM,
-        summary="The execution was cancelled before its next phase started.",
-        terminal_reason="cancelled",
-        reported_at=now,
-    )
-
-
 def plan_execution(
     spec: ExecutionSpec,
     children: Sequence[ChildPhase],
@@ -107,7 +95,13 @@ def plan_execution(
         if spec.cancel:
             cancel = [c.resource_name for c in active if not c.spec.cancel]
             if not active:
-                status, current, outcome = ExecutionStatus.CANCELLED, None, _cancelled_outcome(now)
+                status, current, outcome = (
+                    ExecutionStatus.CANCELLED,
+                    None,
+                    outcome_rules.cancelled(
+                        "The execution was cancelled before its next phase started.", now=now
+                    ),
+                )
         elif not active and len(ordered) < len(spec.phases):
             create_index = len(ordered)
             current = spec.phases[create_index].name

@@ -87,18 +87,23 @@ def from_report(report: Report, *, now: datetime) -> TaskOutcome:
     )
 
 
+def cancelled(summary: str, *, now: datetime) -> TaskOutcome:
+    """Cancelled: nobody can tell how the work would have ended."""
+    return TaskOutcome(
+        status=TaskOutcomeStatus.UNKNOWN,
+        source=TaskOutcomeSource.SYSTEM,
+        summary=summary,
+        terminal_reason="cancelled",
+        reported_at=now,
+    )
+
+
 def for_phase(
     *, status: PhaseStatus, report: Report, cause: SystemFailure | None, now: datetime
 ) -> TaskOutcome:
     """R36 for a phase that has ended."""
     if status is PhaseStatus.CANCELLED:
-        return TaskOutcome(
-            status=TaskOutcomeStatus.UNKNOWN,
-            source=TaskOutcomeSource.SYSTEM,
-            summary="The phase was cancelled before it finished.",
-            terminal_reason="cancelled",
-            reported_at=now,
-        )
+        return cancelled("The phase was cancelled before it finished.", now=now)
     if cause is not None:
         return from_failure(cause, now=now)
     if report.state in (ReportState.SUCCESS, ReportState.FAILURE):

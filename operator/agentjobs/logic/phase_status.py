@@ -15,7 +15,6 @@ from agentjobs.models.resources import (
     ExecutionSpec,
     PhaseResourceStatus,
     PhaseSpec,
-    ReportStatus,
 )
 from agentjobs.models.storage import InputArtifact
 
@@ -136,13 +135,8 @@ def finished(
     return previous.model_copy(
         update={
             "status": result.status,
-            "report": ReportStatus(
-                state=report.state,
-                success=report.success,
-                failure_reason=report.failure_reason,
-                side_effects=report.side_effects,
-                comments=report_body.comments_for_status(report.comments),
-                warnings=report.warnings,
+            "report": report.model_copy(
+                update={"comments": report_body.comments_for_status(report.comments)}
             ),
             "exit_code": run.exit_code,
             "stream_intact": run.stream_intact,

@@ -19,7 +19,7 @@ from agentjobs.models.contract import (
     FailureClassification,
     FailureReason,
     PhaseStatus,
-    ReportState,
+    Report,
     SideEffects,
     TaskOutcome,
     TranscriptFormat,
@@ -195,17 +195,6 @@ Conditions = Annotated[
 ]
 
 
-class ReportStatus(ContractModel):
-    """A phase's report as read from its agent's log (R1-R13)."""
-
-    state: ReportState
-    success: bool | None = None
-    failure_reason: FailureReason | None = None
-    side_effects: SideEffects | None = None
-    comments: str | None = None
-    warnings: list[str] = []
-
-
 class ArtifactStatus(ContractModel):
     """One artifact as a Phase's status lists it (its content lives in storage)."""
 
@@ -222,7 +211,7 @@ class PhaseResourceStatus(ContractModel):
     """What a Phase reports about itself."""
 
     status: PhaseStatus | None = None
-    report: ReportStatus | None = None
+    report: Report | None = None
     exit_code: int | None = None
     stream_intact: bool | None = None
     failure_classification: FailureClassification | None = None
