@@ -29,3 +29,52 @@ unit: install
 
 test: lint
 	$(BIN)/pytest
+
+# --- Install and try it (issue 6) ------------------------------------------------------------
+.PHONY: demo chart manifests kind-up
+
+# The whole path on this machine, no Docker: the local control plane and S3 store (built the
+# first time, which needs `go`), the CRDs and the chart's RBAC, the operator with that RBAC,
+# and the multi-phase example with the example agent, watched live. The cluster stays up.
+demo: install
+	$(BIN)/python -m devcluster.demo
+
+# Lint the chart, validate what it renders against the Kubernetes schemas, check its values.
+chart: install
+	$(BIN)/pytest -q tests/chart
+
+# Copy crds/ into the chart and render manifests/install.yaml from it (for users without Helm).
+manifests: install
+	$(BIN)/python -m devcluster.manifests
+
+# The same with Docker and kind: a kind cluster, both images built and loaded, MinIO from its
+# Helm chart, the agentjobs chart, and the example. Needs docker, kind, helm and kubectl.
+KIND_CLUSTER ?= agentjobs
+IMAGE ?= ghcr.io/agentjobs/agentjobs:0.1.0
+AGENT_IMAGE ?= ghcr.io/agentjobs/example-agent:0.1.0
+S3_ACCESS_KEY ?= agentjobs
+S3_SECRET_KEY ?= agentjobs-example-only
+
+kind-up:
+	kind get clusters | grep -qx '$(KIND_CLUSTER)' || kind create cluster --name '$(KIND_CLUSTER)'
+	kubectl config use-context 'kind-$(KIND_CLUSTER)'
+	docker build -t '$(IMAGE)' .
+	docker build -t '$(AGENT_IMAGE)' manifests/examples/agent
+	kind load docker-image --name '$(KIND_CLUSTER)' '$(IMAGE)' '$(AGENT_IMAGE)'
+	helm repo add minio https://charts.min.io/ --force-update
+	helm upgrade --install minio minio/minio --namespace minio --create-namespace --wait \
+	  --set mode=standalone,replicas=1,persistence.enabled=false \
+	  --set resources.requests.memory=256Mi \
+	  --set rootUser='$(S3_ACCESS_KEY)',rootPassword='$(S3_SECRET_KEY)'
+	kubectl create namespace agentjobs-system --dry-run=client -o yaml | kubectl apply -f -
+	kubectl -n agentjobs-system create secret generic agentjobs-s3 --dry-run=client -o yaml \
+	  --from-literal=accessKey='$(S3_ACCESS_KEY)' --from-literal=secretKey='$(S3_SECRET_KEY)' \
+	  | kubectl apply -f -
+	helm upgrade --install agentjobs charts/agentjobs --namespace agentjobs-system --wait \
+	  --set image.repository='$(firstword $(subst :, ,$(IMAGE)))' \
+	  --set image.tag='$(lastword $(subst :, ,$(IMAGE)))' \
+	  --set s3.endpoint=http://minio.minio.svc:9000,s3.existingSecret=agentjobs-s3
+	kubectl apply -n default -f manifests/examples/multi-phase.yaml
+	kubectl wait -n default --for=condition=Finished execution/fix-flaky-test --timeout=300s
+	kubectl get -n default executions,phases
+	@echo 'Delete it all with: kind delete cluster --name $(KIND_CLUSTER)'

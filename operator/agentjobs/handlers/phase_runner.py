@@ -27,7 +27,7 @@ from agentjobs.adapters.kube import ApiError, JsonObject, Kube
 from agentjobs.adapters.log_follower import LogFollower
 from agentjobs.handlers import events, paths
 from agentjobs.handlers.config import OperatorConfig
-from agentjobs.handlers.executions import dump_status
+from agentjobs.handlers.executions import describe, dump_status
 from agentjobs.handlers.phase_storage import PhaseStorage, StoredObject, stored_files
 from agentjobs.logic import harvest, naming, phase, phase_status, pod_state, pods, resolution
 from agentjobs.logic.artifact_rule import RecoveryContext
@@ -181,8 +181,10 @@ class PhaseRunner:
             await self._kube.create(paths.config_map(self.namespace), config_map)
             await self._kube.create(paths.pod(self.namespace), pod)
         except ApiError as error:
-            if error.status in (400, 403, 422):
-                quota = "exceeded quota" in error.message
+            # A quota or an invalid pod is the phase's blocker; any other refusal is the
+            # operator's own permissions: raised, so that it is logged and retried.
+            quota = error.forbidden and "exceeded quota" in error.message
+            if quota or error.status in (400, 422):
                 return SystemFailure(
                     kind=FailureKind.QUOTA if quota else FailureKind.CONFIG,
                     code=error.reason or "PodRejected",
@@ -292,6 +294,8 @@ class PhaseRunner:
                         reports = reader.reports_seen
                         _post_report_read(self._body, reader.standing_report())
             except STREAM_ERRORS as error:
+                if isinstance(error, ApiError) and error.forbidden:
+                    raise  # not a drop: the operator may not read logs (logged and retried)
                 logger.info("log stream of %s/%s dropped: %s", self.namespace, pod_name, error)
             pod = await self._current_pod(pod_name)
             state = pod_state.agent_state(pod, pods.AGENT_CONTAINER) if pod else None
@@ -337,11 +341,27 @@ class PhaseRunner:
     async def _cancel_when_requested(self, pod_name: str) -> None:
         while not self._cancel_requested:
             await self._wait(RECHECK_SECONDS)
+        backoff = 1.0
+        while True:
+            try:
+                await self._kube.delete(
+                    paths.pod(self.namespace, pod_name),
+                    grace_period_seconds=self._config.cancel_grace_seconds,
+                )
+                break
+            except (ApiError, aiohttp.ClientError) as error:
+                reason = describe(error) if isinstance(error, ApiError) else str(error)
+                logger.error(
+                    "phase %s/%s: cannot stop pod %s: %s; retrying in %.0f s",
+                    self.namespace,
+                    self.name,
+                    pod_name,
+                    reason,
+                    backoff,
+                )
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 60.0)
         self._pod_deleted_by_us = True
-        await self._kube.delete(
-            paths.pod(self.namespace, pod_name),
-            grace_period_seconds=self._config.cancel_grace_seconds,
-        )
         self._changed.set()
 
     async def _collect(

@@ -1,0 +1,110 @@
+{{/* The chart's name, at most 63 characters. */}}
+{{- define "agentjobs.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The release's full name: the release name, followed by the chart's unless it has it. */}}
+{{- define "agentjobs.fullname" -}}
+{{- if contains .Chart.Name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{/* Labels that select the operator's pods; they never change across upgrades. */}}
+{{- define "agentjobs.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "agentjobs.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: operator
+{{- end }}
+
+{{/* Labels on every object of the release. */}}
+{{- define "agentjobs.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ include "agentjobs.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: agentjobs
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "agentjobs.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "agentjobs.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* The operator's image; phase pods get the same one for their harvester and fetcher. */}}
+{{- define "agentjobs.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* The Secret holding the S3 keys, or nothing when the chart is given none. */}}
+{{- define "agentjobs.s3SecretName" -}}
+{{- if .Values.s3.existingSecret }}
+{{- .Values.s3.existingSecret }}
+{{- else if or .Values.s3.accessKey .Values.s3.secretKey }}
+{{- printf "%s-s3" (include "agentjobs.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{/* Leader election is on when more than one replica runs. */}}
+{{- define "agentjobs.peering" -}}
+{{- if gt (int .Values.replicaCount) 1 }}{{ include "agentjobs.fullname" . }}{{ end }}
+{{- end }}
+
+{{/*
+The least privilege the operator needs, shared by the ClusterRole (every namespace) and the
+Roles (listed namespaces). tests/integration/test_rbac.py runs a whole Execution with exactly
+these rules, and shows that taking away any one of them makes the operator fail.
+*/}}
+{{- define "agentjobs.rules" -}}
+# Executions: watched (list, watch), read afresh before each reconcile (get), and patched to
+# add and remove the finalizer of `artifactRetention: Delete`.
+- apiGroups: ["agentjobs.io"]
+  resources: ["executions"]
+  verbs: ["get", "list", "watch", "patch"]
+# Executions: write the verdict.
+- apiGroups: ["agentjobs.io"]
+  resources: ["executions/status"]
+  verbs: ["patch"]
+# Phases: watched, listed per Execution, created one after another, patched to cancel.
+- apiGroups: ["agentjobs.io"]
+  resources: ["phases"]
+  verbs: ["get", "list", "watch", "create", "patch"]
+# Phases: write each phase's verdict.
+- apiGroups: ["agentjobs.io"]
+  resources: ["phases/status"]
+  verbs: ["patch"]
+# Pods: one per phase attempt; deleted on cancel and when they never start.
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["get", "list", "watch", "create", "delete"]
+# Pod logs: the agent's TASK_RESULT block is read from its log as it streams.
+- apiGroups: [""]
+  resources: ["pods/log"]
+  verbs: ["get"]
+# ConfigMaps: the phase's prompt (create), and prompts referenced by `promptFrom` (get).
+- apiGroups: [""]
+  resources: ["configmaps"]
+  verbs: ["get", "create"]
+# Secrets: each phase's S3 credentials for its harvester, deleted when the phase ends.
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["create", "delete"]
+# Events: a phase's and an execution's milestones.
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create"]
+{{- end }}
+
+{{/* Leader election between replicas: kopf watches its peering object and writes its own
+heartbeat into it. */}}
+{{- define "agentjobs.peeringRule" -}}
+# Leader election (more than one replica): kopf's peering object.
+- apiGroups: ["kopf.dev"]
+  resources: [{{ .resource | quote }}]
+  verbs: ["list", "watch", "patch"]
+{{- end }}

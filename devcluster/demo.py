@@ -1,0 +1,318 @@
+"""`python -m devcluster.demo` (`make demo`): agentjobs end to end on the local cluster.
+
+It brings up the local control plane and S3 store (building them the first time),
+installs the CRDs and the chart's RBAC for one namespace, starts the operator as a
+local process with that ServiceAccount's token (not an admin credential), applies
+the multi-phase example with the example agent, shows each phase's progress and
+the agent's output live, and ends with the Execution's verdict and its artifacts.
+The operator stops at the end; the cluster stays up for a look around.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from devcluster import cluster, processes
+from devcluster.build import BuildError
+from devcluster.components import NODE
+from devcluster.layout import REPO_ROOT, Layout, default_layout
+
+NAMESPACE = "agentjobs-demo"
+RELEASE = "agentjobs"
+EXECUTION = "fix-flaky-test"
+EXAMPLE = REPO_ROOT / "manifests" / "examples" / "multi-phase.yaml"
+AGENT_IMAGES = REPO_ROOT / "manifests" / "examples" / "agent" / "devcluster-images.yaml"
+CHART = REPO_ROOT / "charts" / "agentjobs"
+WORK_DIR = REPO_ROOT / "build" / "demo"
+AGENTJOBS = Path(sys.executable).parent / "agentjobs"
+TIMEOUT_SECONDS = 300.0
+RBAC_TEMPLATES = ("serviceaccount.yaml", "role.yaml", "rolebinding.yaml")
+
+
+class DemoError(RuntimeError):
+    """A step of the demo failed; the message says which and why."""
+
+
+def step(text: str) -> None:
+    print(f"\n==> {text}", flush=True)
+
+
+class Kubectl:
+    """kubectl (and helm) with the cluster's environment."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = {**os.environ, **env}
+
+    def run(self, *args: str, input: str | None = None, check: bool = True) -> str:
+        return self.tool("kubectl", *args, input=input, check=check)
+
+    def tool(self, *argv: str, input: str | None = None, check: bool = True) -> str:
+        result = subprocess.run(
+            list(argv), input=input, env=self.env, capture_output=True, text=True, check=False
+        )
+        if check and result.returncode != 0:
+            raise DemoError(f"`{' '.join(argv)}` failed:\n{result.stderr.strip()}")
+        return result.stdout
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self.run(*args, "-o", "json"))
+
+
+def _node_image_files(layout: Layout) -> list[str]:
+    pid = processes.alive(layout.pid_file(NODE.name))
+    if pid is None:
+        return []
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    return [a.decode().removeprefix("--images=") for a in argv if a.startswith(b"--images=")]
+
+
+def bring_up_cluster(layout: Layout) -> None:
+    """Start the cluster with the example agent's image table; restart a node that lacks it."""
+    extra = [p for p in os.environ.get("AGENTJOBS_EXTRA_IMAGES", "").split(os.pathsep) if p]
+    if str(AGENT_IMAGES) not in extra:
+        os.environ["AGENTJOBS_EXTRA_IMAGES"] = os.pathsep.join([*extra, str(AGENT_IMAGES)])
+    cluster.up(layout)
+    if str(AGENT_IMAGES.resolve()) not in _node_image_files(layout):
+        print("restarting the node so that it knows the example agent's image", flush=True)
+        processes.stop(layout.pid_file(NODE.name), NODE.grace_seconds)
+        cluster.up(layout)
+
+
+def install(kubectl: Kubectl) -> str:
+    """CRDs, the namespace, and the chart's RBAC for it; returns the ServiceAccount's name."""
+    kubectl.run("apply", "-f", str(REPO_ROOT / "crds"))
+    for crd in ("executions.agentjobs.io", "phases.agentjobs.io"):
+        kubectl.run("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=60s")
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+    kubectl.run("apply", "-f", "-", input=json.dumps(namespace))
+    show_only = [arg for name in RBAC_TEMPLATES for arg in ("--show-only", f"templates/{name}")]
+    rendered = kubectl.tool(
+        "helm", "template", RELEASE, str(CHART), "--namespace", NAMESPACE,
+        "--set", f"watchNamespaces={{{NAMESPACE}}}", *show_only,
+    )  # fmt: skip
+    print(kubectl.run("apply", "-f", "-", input=rendered).rstrip())
+    objects = [doc for doc in yaml.safe_load_all(rendered) if doc]
+    (account,) = [o["metadata"]["name"] for o in objects if o["kind"] == "ServiceAccount"]
+    return str(account)
+
+
+def token_kubeconfig(kubectl: Kubectl, account: str) -> Path:
+    """A kubeconfig that authenticates as the operator's ServiceAccount."""
+    token = kubectl.run("create", "token", account, "-n", NAMESPACE, "--duration=2h").strip()
+    admin = yaml.safe_load(Path(kubectl.env["KUBECONFIG"]).read_text())
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": admin["clusters"][:1],
+        "users": [{"name": account, "user": {"token": token}}],
+        "contexts": [
+            {
+                "name": account,
+                "context": {"cluster": admin["clusters"][0]["name"], "user": account},
+            }
+        ],
+        "current-context": account,
+    }
+    path = WORK_DIR / "operator.kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    return path
+
+
+@contextmanager
+def operator(kubectl: Kubectl, kubeconfig: Path) -> Iterator[Path]:
+    """`agentjobs run` for the demo namespace, logging to a file; stopped on exit."""
+    log = WORK_DIR / "operator.log"
+    env = {**kubectl.env, "KUBECONFIG": str(kubeconfig)}
+    argv = [
+        str(AGENTJOBS), "run", "--namespace", NAMESPACE, "--pending-timeout", "60",
+        # The process node runs every image as root: phase pods may not insist on non-root.
+        "--pod-security-context", json.dumps({"seccompProfile": {"type": "RuntimeDefault"}}),
+    ]  # fmt: skip
+    with log.open("wb") as output:
+        process = subprocess.Popen(argv, env=env, stdout=output, stderr=subprocess.STDOUT)
+    try:
+        yield log
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        print(f"operator stopped (its log: {log.relative_to(REPO_ROOT)})", flush=True)
+
+
+def remove_previous_run(kubectl: Kubectl) -> None:
+    """Delete an earlier run of the example, and wait for its phases to be collected."""
+    kubectl.run(
+        "delete", "execution", EXECUTION, "-n", NAMESPACE, "--ignore-not-found",
+        "--timeout=60s",
+    )  # fmt: skip
+    selector = f"agentjobs.io/execution={EXECUTION}"
+    deadline = time.monotonic() + 60
+    while kubectl.json("get", "phases", "-n", NAMESPACE, "-l", selector)["items"]:
+        if time.monotonic() > deadline:
+            raise DemoError("the previous run's phases were not garbage-collected in 60 s")
+        time.sleep(0.5)
+
+
+def _follow_log(kubectl: Kubectl, pod: str) -> None:
+    """Print the agent's output as it comes, indented; retry while its container starts."""
+    argv = ["kubectl", "logs", "-f", "-n", NAMESPACE, pod, "-c", "agent"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with subprocess.Popen(
+            argv, env=kubectl.env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        ) as process:
+            assert process.stdout is not None
+            for line in process.stdout:
+                print(f"    | {line.rstrip()}", flush=True)
+        if process.returncode == 0:
+            return
+        time.sleep(0.3)  # not started yet (PodInitializing)
+
+
+def _phase_line(phase: dict[str, Any]) -> str:
+    status = phase.get("status") or {}
+    name = phase["spec"]["name"]
+    state = status.get("status") or "pending"
+    if state == "running":
+        return f"phase {name}: running in pod {status.get('podName')}"
+    if state in ("pending", "waiting"):
+        return f"phase {name}: {state}"
+    report = status.get("report") or {}
+    verdict = f"phase {name}: {state}"
+    if report.get("comments"):
+        verdict += f' (the agent says: "{report["comments"]}")'
+    if status.get("error"):
+        verdict += f" - {status['error']}"
+    return verdict
+
+
+def watch(kubectl: Kubectl) -> dict[str, Any]:
+    """Print phase transitions and the agents' output until the Execution has finished."""
+    seen: dict[str, str] = {}
+    followers: dict[str, threading.Thread] = {}
+    deadline = time.monotonic() + TIMEOUT_SECONDS
+    selector = f"agentjobs.io/execution={EXECUTION}"
+    while True:
+        phases = kubectl.json("get", "phases", "-n", NAMESPACE, "-l", selector)["items"]
+        for phase in sorted(phases, key=lambda p: p["spec"].get("index", 0)):
+            name, status = phase["metadata"]["name"], phase.get("status") or {}
+            pod = status.get("podName")
+            if pod and pod not in followers:
+                followers[pod] = threading.Thread(
+                    target=_follow_log, args=(kubectl, pod), daemon=True
+                )
+                followers[pod].start()
+            line = _phase_line(phase)
+            if seen.get(name) == line:
+                continue
+            if pod and status.get("finishedAt"):
+                followers[pod].join(timeout=10)  # the agent's last words before the verdict
+            seen[name] = line
+            print(line, flush=True)
+        execution: dict[str, Any] = kubectl.json("get", "execution", EXECUTION, "-n", NAMESPACE)
+        conditions = (execution.get("status") or {}).get("conditions") or []
+        if any(c["type"] == "Finished" and c["status"] == "True" for c in conditions):
+            return execution
+        if time.monotonic() > deadline:
+            raise DemoError(f"the execution did not finish in {TIMEOUT_SECONDS:.0f} s")
+        time.sleep(0.5)
+
+
+def print_artifacts(kubectl: Kubectl) -> None:
+    """The artifact list, from `agentjobs artifacts` (or the phases' status without it)."""
+    result = subprocess.run(
+        [str(AGENTJOBS), "artifacts", f"{NAMESPACE}/{EXECUTION}"],
+        env=kubectl.env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode == 0:
+        print(result.stdout.rstrip())
+        return
+    if "invalid choice" not in result.stderr:
+        raise DemoError(f"`agentjobs artifacts` failed:\n{result.stderr.strip()}")
+    selector = f"agentjobs.io/execution={EXECUTION}"
+    for phase in kubectl.json("get", "phases", "-n", NAMESPACE, "-l", selector)["items"]:
+        for artifact in (phase.get("status") or {}).get("artifacts") or []:
+            print(f"{phase['spec']['name']:12} {json.dumps(artifact)}")
+
+
+def summarize(kubectl: Kubectl, execution: dict[str, Any]) -> bool:
+    status = execution.get("status") or {}
+    step("The Execution and its phases")
+    print(kubectl.run("get", "execution", EXECUTION, "-n", NAMESPACE).rstrip())
+    print(
+        kubectl.run(
+            "get", "phases", "-n", NAMESPACE, "-l", f"agentjobs.io/execution={EXECUTION}"
+        ).rstrip()
+    )
+    step("The verdict (.status)")
+    outcome = status.get("taskOutcome") or {}
+    print(f"status:       {status.get('status')}")
+    phases = ", ".join(f"{p['name']}={p['status']}" for p in status.get("phases", []))
+    print(f"phases:       {phases}")
+    print(f"outcome:      {outcome.get('status')} (from the {outcome.get('source')})")
+    print(f"summary:      {outcome.get('summary')}")
+    step(f"Artifacts (agentjobs artifacts {NAMESPACE}/{EXECUTION})")
+    print_artifacts(kubectl)
+    return status.get("status") == "completed"
+
+
+def goodbye(layout: Layout) -> None:
+    python = os.path.relpath(sys.executable, Path.cwd())
+    step("The cluster is still up")
+    print(f'look around:     eval "$({python} -m devcluster env)"')
+    print(f"                 kubectl get executions,phases,pods -n {NAMESPACE}")
+    agentjobs = os.path.relpath(AGENTJOBS, Path.cwd())
+    print(f"                 {agentjobs} artifacts {NAMESPACE}/{EXECUTION} --download DIR")
+    print("run it again:    make demo")
+    print(f"take it down:    {python} -m devcluster down   (state in {layout.root})")
+
+
+def run_demo() -> bool:
+    layout = default_layout()
+    WORK_DIR.mkdir(parents=True, exist_ok=True)
+    step("Local control plane, process node and S3 store (built on first use)")
+    bring_up_cluster(layout)
+    kubectl = Kubectl(cluster.environment(layout))
+    step(f"CRDs, and the chart's RBAC for namespace {NAMESPACE}")
+    account = install(kubectl)
+    kubeconfig = token_kubeconfig(kubectl, account)
+    step(f"The operator, as ServiceAccount {NAMESPACE}/{account}")
+    with operator(kubectl, kubeconfig):
+        remove_previous_run(kubectl)
+        step(f"Applying {EXAMPLE.relative_to(REPO_ROOT)}: three phases with the example agent")
+        print(kubectl.run("apply", "-n", NAMESPACE, "-f", str(EXAMPLE)).rstrip())
+        execution = watch(kubectl)
+    completed = summarize(kubectl, execution)
+    goodbye(layout)
+    return completed
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    del argv
+    try:
+        return 0 if run_demo() else 1
+    except (DemoError, BuildError, cluster.ClusterError) as error:
+        print(f"demo: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

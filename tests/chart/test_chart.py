@@ -1,0 +1,295 @@
+"""The Helm chart: lint, schema-valid output, values checked at install time, RBAC modes.
+
+Fast: helm and the Kubernetes 1.35 JSON schemas shipped by `kubernetes-validate`, no
+cluster. Cases: `helm lint --strict` is clean for each set of values; every rendered
+object (CRDs included) validates against the Kubernetes 1.35 schemas; a typo'd key or a
+wrong type fails both `helm template` and `helm lint`; the chart's `crds/` holds the
+repository's `crds/` unchanged, plus kopf's peering CRDs; manifests/install.yaml is not
+stale; watching every namespace grants a ClusterRole only, listed namespaces a Role in
+each and nothing cluster-wide; more than one replica elects a leader through a peering
+object it may patch, one replica is replaced without overlap; the operator runs hardened
+by default; the S3 keys reach it from a Secret, the chart's or an existing one; every
+object carries the app.kubernetes.io labels; every value in values.yaml is commented
+starting with its name; every object in values.schema.json forbids unknown keys, and its
+security contexts accept every field Kubernetes 1.35 has.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from devcluster import manifests
+from tests.chart.conftest import CHART, REPO, Render, run_helm, set_flags
+
+KUBERNETES_VERSION = "1.35.0"
+PEERING_KINDS = {"KopfPeering", "ClusterKopfPeering"}
+VALUE_SETS = {
+    "defaults": {},
+    "namespaced": {"watchNamespaces": "{team-a,team-b}"},
+    "replicas": {"replicaCount": "2", "s3.accessKey": "a", "s3.secretKey": "b"},
+    "replicas-namespaced": {"replicaCount": "3", "watchNamespaces": "{team-a}"},
+    "everything": {
+        "s3.endpoint": "https://s3.example.com",
+        "s3.region": "eu-west-1",
+        "s3.existingSecret": "keys",
+        "imagePullSecrets[0].name": "registry",
+        "serviceAccount.annotations.team": "ml",
+        "podAnnotations.team": "ml",
+        "nodeSelector.pool": "system",
+        "tolerations[0].key": "dedicated",
+        "tolerations[0].operator": "Exists",
+        "phasePodSecurityContext.runAsUser": "1000",
+        "phaseSecurityContext.readOnlyRootFilesystem": "false",
+    },
+}
+
+
+def by_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [o for o in objects if o["kind"] == kind]
+
+
+def operator_args(objects: list[dict[str, Any]]) -> list[str]:
+    (deployment,) = by_kind(objects, "Deployment")
+    args: list[str] = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    return args
+
+
+def resources_granted(role: dict[str, Any]) -> set[str]:
+    return {resource for rule in role["rules"] for resource in rule["resources"]}
+
+
+@pytest.mark.parametrize("name", VALUE_SETS)
+def test_helm_lint_is_clean(helm: Path, name: str) -> None:
+    result = run_helm(helm, "lint", "--strict", str(CHART), *set_flags(VALUE_SETS[name]))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "[WARNING]" not in result.stdout and "[ERROR]" not in result.stdout
+
+
+@pytest.mark.parametrize("name", VALUE_SETS)
+def test_every_rendered_object_is_valid_kubernetes_1_35(render: Render, name: str) -> None:
+    objects = render(VALUE_SETS[name], "--include-crds")
+    for obj in objects:
+        if obj["kind"] in PEERING_KINDS:
+            assert obj["apiVersion"] == "kopf.dev/v1"  # a kind of the chart's own CRDs
+            continue
+        kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
+
+
+@pytest.mark.parametrize(
+    ("flag", "complaint"),
+    [
+        ("replicaCont=2", "additional properties 'replicaCont' not allowed"),
+        ("s3.endpont=http://minio:9000", "additional properties 'endpont' not allowed"),
+        ("securityContext.runAsNonroot=true", "additional properties 'runAsNonroot'"),
+        ("replicaCount=two", "/replicaCount"),
+        ("rbac.create=yes", "/rbac/create"),
+        ("image.pullPolicy=Sometimes", "/image/pullPolicy"),
+        ("watchNamespaces[0]=Team_A", "/watchNamespaces/0"),
+        ("s3.endpoint=minio:9000", "/s3/endpoint"),
+    ],
+)
+def test_a_typo_or_a_wrong_type_in_values_fails_template_and_lint(
+    helm: Path, flag: str, complaint: str
+) -> None:
+    for command in (["template", "agentjobs"], ["lint"]):
+        result = run_helm(helm, *command, str(CHART), "--set", flag)
+        assert result.returncode != 0, f"helm {command[0]} accepted {flag}"
+        assert complaint in result.stdout + result.stderr
+
+
+def test_the_charts_crds_are_the_repositorys_crds_plus_kopfs_peering() -> None:
+    ours = {p.name: p.read_text() for p in (REPO / "crds").glob("*.yaml")}
+    charts = {p.name: p.read_text() for p in (CHART / "crds").glob("*.yaml")}
+    assert ours, "no CRDs in crds/"
+    for name, text in ours.items():
+        assert charts.get(name) == text, f"charts/agentjobs/crds/{name} is stale: make manifests"
+    assert set(charts) - set(ours) == {"kopf-peerings.yaml"}
+    peerings = list(yaml.safe_load_all(charts["kopf-peerings.yaml"]))
+    assert {(c["metadata"]["name"], c["spec"]["scope"]) for c in peerings} == {
+        ("kopfpeerings.kopf.dev", "Namespaced"),
+        ("clusterkopfpeerings.kopf.dev", "Cluster"),
+    }
+
+
+def test_install_yaml_is_not_stale(helm: Path) -> None:
+    assert manifests.OUTPUT.read_text() == manifests.render(helm), "run `make manifests`"
+
+
+def test_watching_every_namespace_grants_a_cluster_role_and_nothing_namespaced(
+    render: Render,
+) -> None:
+    objects = render()
+    (role,) = by_kind(objects, "ClusterRole")
+    (binding,) = by_kind(objects, "ClusterRoleBinding")
+    assert not by_kind(objects, "Role") and not by_kind(objects, "RoleBinding")
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "agentjobs", "namespace": "agentjobs-system"}
+    ]
+    assert not any(a.startswith("--namespace") for a in operator_args(objects))
+    assert "namespaces" not in resources_granted(role)
+
+
+def test_watching_listed_namespaces_grants_a_role_in_each_and_nothing_cluster_wide(
+    render: Render,
+) -> None:
+    objects = render(VALUE_SETS["namespaced"])
+    assert not by_kind(objects, "ClusterRole") and not by_kind(objects, "ClusterRoleBinding")
+    roles = by_kind(objects, "Role")
+    bindings = by_kind(objects, "RoleBinding")
+    assert {r["metadata"]["namespace"] for r in roles} == {"team-a", "team-b"}
+    assert {b["metadata"]["namespace"] for b in bindings} == {"team-a", "team-b"}
+    assert {"--namespace=team-a", "--namespace=team-b"} <= set(operator_args(objects))
+
+
+def test_rbac_create_false_leaves_rbac_to_the_user(render: Render) -> None:
+    objects = render({"rbac.create": "false", "serviceAccount.create": "false"})
+    kinds = {o["kind"] for o in objects}
+    assert kinds == {"Deployment"}
+    (deployment,) = by_kind(objects, "Deployment")
+    assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == "default"
+
+
+@pytest.mark.parametrize(
+    ("name", "peering_kind", "rule_resource"),
+    [
+        ("replicas", "ClusterKopfPeering", "clusterkopfpeerings"),
+        ("replicas-namespaced", "KopfPeering", "kopfpeerings"),
+    ],
+)
+def test_more_than_one_replica_elects_a_leader_through_a_peering_object(
+    render: Render, name: str, peering_kind: str, rule_resource: str
+) -> None:
+    objects = render(VALUE_SETS[name])
+    (peering,) = by_kind(objects, peering_kind)
+    assert f"--peering={peering['metadata']['name']}" in operator_args(objects)
+    roles = by_kind(objects, "ClusterRole") + by_kind(objects, "Role")
+    for role in roles:
+        (rule,) = [r for r in role["rules"] if r["apiGroups"] == ["kopf.dev"]]
+        assert rule["resources"] == [rule_resource]
+        assert {"list", "watch", "patch"} <= set(rule["verbs"])
+    (deployment,) = by_kind(objects, "Deployment")
+    assert "strategy" not in deployment["spec"]  # rolling: the new replica waits its turn
+
+
+def test_one_replica_never_overlaps_with_its_successor(render: Render) -> None:
+    objects = render()
+    (deployment,) = by_kind(objects, "Deployment")
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+    assert not any(a.startswith("--peering") for a in operator_args(objects))
+    assert not by_kind(objects, "ClusterKopfPeering")
+    (role,) = by_kind(objects, "ClusterRole")
+    assert "clusterkopfpeerings" not in resources_granted(role)
+
+
+def test_the_operator_runs_hardened_by_default(render: Render) -> None:
+    (deployment,) = by_kind(render(), "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] == 65532
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["AGENTJOBS_IMAGE"] == container["image"] == "ghcr.io/agentjobs/agentjobs:0.1.0"
+
+
+def test_phase_pod_security_settings_reach_the_operator_as_json(render: Render) -> None:
+    args = operator_args(render(VALUE_SETS["everything"]))
+    assert '--pod-security-context={"runAsUser":1000}' in args
+    assert '--security-context={"readOnlyRootFilesystem":false}' in args
+
+
+def _s3_env(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    (deployment,) = by_kind(objects, "Deployment")
+    env = deployment["spec"]["template"]["spec"]["containers"][0]["env"]
+    return {e["name"]: e.get("value") or e.get("valueFrom") for e in env}
+
+
+def test_s3_keys_reach_the_operator_from_the_charts_secret(render: Render) -> None:
+    objects = render({"s3.endpoint": "http://minio.minio:9000", **VALUE_SETS["replicas"]})
+    (secret,) = by_kind(objects, "Secret")
+    assert set(secret["data"]) == {"accessKey", "secretKey"}
+    env = _s3_env(objects)
+    assert env["AGENTJOBS_S3_ENDPOINT"] == "http://minio.minio:9000"
+    assert env["AGENTJOBS_S3_ACCESS_KEY"] == {
+        "secretKeyRef": {"name": secret["metadata"]["name"], "key": "accessKey"}
+    }
+    assert env["AGENTJOBS_S3_SECRET_KEY"]["secretKeyRef"]["key"] == "secretKey"
+
+
+def test_s3_keys_reach_the_operator_from_an_existing_secret(render: Render) -> None:
+    objects = render(VALUE_SETS["everything"])
+    assert not by_kind(objects, "Secret")
+    env = _s3_env(objects)
+    assert env["AGENTJOBS_S3_ACCESS_KEY"]["secretKeyRef"]["name"] == "keys"
+    assert env["AGENTJOBS_S3_REGION"] == "eu-west-1"
+
+
+def test_every_object_carries_the_standard_labels(render: Render) -> None:
+    for obj in render(VALUE_SETS["replicas-namespaced"]):
+        labels = obj["metadata"]["labels"]
+        assert labels["app.kubernetes.io/name"] == "agentjobs", obj["kind"]
+        assert labels["app.kubernetes.io/instance"] == "agentjobs"
+        assert labels["app.kubernetes.io/managed-by"] == "Helm"
+        assert labels["app.kubernetes.io/version"] == "0.1.0"
+
+
+def _leaf_paths(node: Any, prefix: str = "") -> list[str]:
+    if isinstance(node, dict) and node:
+        return [p for key, value in node.items() for p in _leaf_paths(value, f"{prefix}{key}.")]
+    return [prefix.rstrip(".")]
+
+
+def test_every_value_is_commented_starting_with_its_name() -> None:
+    text = (CHART / "values.yaml").read_text()
+    values = yaml.safe_load(text)
+    comments = re.findall(r"^\s*# ([A-Za-z0-9.]+) -- ", text, flags=re.MULTILINE)
+    documented = set(comments)
+    for path in _leaf_paths(values):
+        # A value that is a Kubernetes object (resources, podSecurityContext) is commented once.
+        prefixes = {".".join(path.split(".")[:n]) for n in range(1, path.count(".") + 2)}
+        assert prefixes & documented, f"values.yaml: `{path}` has no `# {path} -- ...` comment"
+
+
+def _object_schemas(node: Any) -> list[dict[str, Any]]:
+    if isinstance(node, list):
+        return [found for item in node for found in _object_schemas(item)]
+    if not isinstance(node, dict):
+        return []
+    found = [node] if "properties" in node else []
+    return found + [s for value in node.values() for s in _object_schemas(value)]
+
+
+def test_every_object_in_the_values_schema_forbids_unknown_keys() -> None:
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    objects = _object_schemas(schema)
+    assert len(objects) > 10
+    for found in objects:
+        assert found.get("additionalProperties") is False, sorted(found["properties"])
+
+
+@pytest.mark.parametrize(
+    ("definition", "kubernetes"),
+    [("podSecurityContext", "PodSecurityContext"), ("securityContext", "SecurityContext")],
+)
+def test_the_security_context_schemas_accept_every_kubernetes_field(
+    definition: str, kubernetes: str
+) -> None:
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    ours = set(schema["definitions"][definition]["properties"])
+    shipped = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
+    definitions = json.loads((shipped / "v1.35.0-local" / "_definitions.json").read_text())
+    theirs = set(definitions["$defs"][f"io.k8s.api.core.v1.{kubernetes}"]["properties"])
+    assert ours == theirs

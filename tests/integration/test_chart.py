@@ -1,0 +1,71 @@
+"""The rendered chart is accepted by the real API server (`kubectl apply --dry-run=server`).
+
+The release goes into the test's namespace; kopf's peering CRDs from the chart are
+installed for real first, since a peering object needs its kind to exist. Cases: the
+default values (every namespace, a ClusterRole), one watched namespace (a Role there),
+and three replicas with leader election and a chart-made S3 Secret.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from devcluster.testing import DevCluster, Kubectl
+from tests.integration.operator_fixtures import REPO
+
+CHART = REPO / "charts" / "agentjobs"
+
+
+@pytest.fixture(scope="session")
+def peering_crds(kubectl: Kubectl) -> None:
+    kubectl.run("apply", "-f", str(CHART / "crds" / "kopf-peerings.yaml"))
+    for name in ("kopfpeerings.kopf.dev", "clusterkopfpeerings.kopf.dev"):
+        kubectl.run("wait", "--for=condition=Established", f"crd/{name}", "--timeout=30s")
+
+
+def helm_template(env: dict[str, str], namespace: str, values: list[str]) -> str:
+    flags = [arg for value in values for arg in ("--set", value)]
+    return subprocess.run(
+        ["helm", "template", f"dry-{namespace[-6:]}", str(CHART), "--namespace", namespace,
+         "--include-crds", *flags],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        pytest.param([], id="every-namespace"),
+        pytest.param(["watchNamespaces={NS}"], id="one-namespace"),
+        pytest.param(
+            ["replicaCount=3", "s3.endpoint=http://minio:9000", "s3.accessKey=a", "s3.secretKey=b"],
+            id="replicas",
+        ),
+        pytest.param(["replicaCount=2", "watchNamespaces={NS}"], id="replicas-one-namespace"),
+    ],
+)
+def test_the_api_server_accepts_the_rendered_chart(
+    local_cluster: DevCluster,
+    kubectl: Kubectl,
+    crds: None,
+    peering_crds: None,
+    namespace: str,
+    tmp_path: Path,
+    values: list[str],
+) -> None:
+    rendered = helm_template(
+        local_cluster.env, namespace, [v.replace("NS", namespace) for v in values]
+    )
+    result = kubectl.run(
+        "apply", "--server-side", "--dry-run=server", "--field-manager=chart-test", "-f", "-",
+        input=rendered,
+    )  # fmt: skip
+    kinds = {line.split("/")[0] for line in result.stdout.splitlines()}
+    assert all(line.endswith("(server dry run)") for line in result.stdout.splitlines())
+    assert "deployment.apps" in kinds
+    namespaced = any(v.startswith("watchNamespaces") for v in values)
+    assert ("role.rbac.authorization.k8s.io" in kinds) == namespaced
+    assert ("clusterrole.rbac.authorization.k8s.io" in kinds) != namespaced
