@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -32,7 +33,8 @@ NAMESPACE = "agentjobs-demo"
 RELEASE = "agentjobs"
 EXECUTION = "fix-flaky-test"
 EXAMPLE = REPO_ROOT / "manifests" / "examples" / "multi-phase.yaml"
-AGENT_IMAGES = REPO_ROOT / "manifests" / "examples" / "agent" / "devcluster-images.yaml"
+AGENT_SCRIPT = REPO_ROOT / "manifests" / "examples" / "agent" / "agent.sh"
+AGENT_IMAGE = "ghcr.io/agentjobs/example-agent"
 CHART = REPO_ROOT / "charts" / "agentjobs"
 WORK_DIR = REPO_ROOT / "build" / "demo"
 AGENTJOBS = Path(sys.executable).parent / "agentjobs"
@@ -77,13 +79,36 @@ def _node_image_files(layout: Layout) -> list[str]:
     return [a.decode().removeprefix("--images=") for a in argv if a.startswith(b"--images=")]
 
 
+def agent_image_table(layout: Layout) -> Path:
+    """An image table for the process node that runs the example agent's script.
+
+    The script is copied into the cluster's state directory and named by its absolute
+    path, because a phase container's /tmp is its own: a checkout under /tmp would be
+    hidden from it. Like every image on the process node it runs as root (the real image
+    runs as 65532).
+    """
+    directory = layout.root / "images"
+    directory.mkdir(parents=True, exist_ok=True)
+    script = directory / "example-agent.sh"
+    shutil.copyfile(AGENT_SCRIPT, script)
+    table = directory / "example-agent.yaml"
+    entry = {
+        "entrypoint": ["sh", str(script)],
+        "env": {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+        "workingDir": "/workspace",
+    }
+    table.write_text(yaml.safe_dump({"images": {AGENT_IMAGE: entry}}))
+    return table
+
+
 def bring_up_cluster(layout: Layout) -> None:
     """Start the cluster with the example agent's image table; restart a node that lacks it."""
+    images = agent_image_table(layout)
     extra = [p for p in os.environ.get("AGENTJOBS_EXTRA_IMAGES", "").split(os.pathsep) if p]
-    if str(AGENT_IMAGES) not in extra:
-        os.environ["AGENTJOBS_EXTRA_IMAGES"] = os.pathsep.join([*extra, str(AGENT_IMAGES)])
+    if str(images) not in extra:
+        os.environ["AGENTJOBS_EXTRA_IMAGES"] = os.pathsep.join([*extra, str(images)])
     cluster.up(layout)
-    if str(AGENT_IMAGES.resolve()) not in _node_image_files(layout):
+    if str(images.resolve()) not in _node_image_files(layout):
         print("restarting the node so that it knows the example agent's image", flush=True)
         processes.stop(layout.pid_file(NODE.name), NODE.grace_seconds)
         cluster.up(layout)

@@ -17,6 +17,8 @@ import pytest
 import yaml
 
 from agentjobs.cli import COMMANDS
+from devcluster import demo
+from devcluster.layout import Layout
 from devcluster.node.images import parse_reference, table_from_documents
 from tests.chart.conftest import REPO
 
@@ -61,14 +63,14 @@ def test_the_build_context_is_only_what_the_image_needs() -> None:
     assert copied == ["pyproject.toml README.md ./", "operator ./operator"]
 
 
-def test_the_devcluster_image_table_runs_the_example_agent_script() -> None:
-    path = AGENT / "devcluster-images.yaml"
-    venv_bin = REPO / ".venv" / "bin"
+def test_the_demo_image_table_runs_a_copy_of_the_example_agent_script(tmp_path: Path) -> None:
+    path = demo.agent_image_table(Layout(root=tmp_path))
     table = table_from_documents(
         [(str(path), yaml.safe_load(path.read_text()))],
-        {"bin": str(venv_bin), "python": "python3", "host_path": "/usr/bin:/bin"},
+        {"bin": "/unused", "python": "python3", "host_path": "/usr/bin:/bin"},
     )
     spec = table.lookup("ghcr.io/agentjobs/example-agent:0.1.0")
     shell, script = spec.entrypoint
     assert shell == "sh"
-    assert Path(script).resolve() == (AGENT / "agent.sh").resolve()
+    assert Path(script).read_bytes() == (AGENT / "agent.sh").read_bytes()
+    assert Path(script).is_relative_to(tmp_path)
