@@ -92,6 +92,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="elect one active replica through this KopfPeering object (for more than one "
         "replica); without it the operator runs standalone",
     )
+    parser.add_argument(
+        "--liveness",
+        metavar="URL",
+        help="serve a liveness endpoint there, e.g. http://0.0.0.0:8080/healthz",
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="log at debug level")
 
 
@@ -124,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
             clusterwide=not args.namespace,
             namespaces=args.namespace or [],
             memo=kopf.Memo(config=config),
+            liveness_endpoint=args.liveness,
         )
     )
     return 0
