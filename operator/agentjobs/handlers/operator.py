@@ -49,10 +49,10 @@ class Operator:
         if running is not None:
             running[1].cancel()
 
-    def pod_seen(self, namespace: str, phase: str, pod: dict[str, Any]) -> None:
+    def pod_seen(self, namespace: str, phase: str) -> None:
         running = self._runners.get((namespace, phase))
         if running is not None:
-            running[0].notify(pod=pod)
+            running[0].notify()
 
     async def _keep_running(self, runner: PhaseRunner) -> None:
         """Run until the phase is resolved, retrying with backoff after unexpected errors."""

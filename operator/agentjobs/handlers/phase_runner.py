@@ -96,7 +96,8 @@ class PhaseRunner:
         self._body: JsonObject = {}
         self._status = PhaseResourceStatus()
 
-    def notify(self, *, pod: JsonObject | None = None, cancel: bool = False) -> None:
+    def notify(self, *, cancel: bool = False) -> None:
+        """Wake the runner: its pod changed, or (``cancel``) its Phase was told to stop."""
         self._cancel_requested = self._cancel_requested or cancel
         self._changed.set()
 
