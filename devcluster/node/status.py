@@ -141,29 +141,39 @@ def is_sidecar(container: Obj) -> bool:
 
 
 def pod_phase(spec: Obj, record: PodRecord) -> str:
-    """The kubelet's phase rules (getPhase), with `terminal` as podIsTerminal."""
+    """The kubelet's phase rules, `terminal` standing for podIsTerminal.
+
+    Follows getPhase in pkg/kubelet/kubelet_pods.go (v1.35): a running sidecar
+    counts as running, so a pod whose regular containers are done stays
+    `Running` until its sidecars have stopped too and the pod is terminal;
+    the terminal status is then written in one update with every container's
+    terminated state.
+    """
     if record.terminal and record.reason:
         return "Failed"
     by_name = {r.name: r for r in record.all_records()}
-    pending_init = 0
-    failed_init = 0
+    restart_policy = spec.get("restartPolicy") or "Always"
+    pending_regular_init = failed_init = pending_sidecars = 0
+    unknown = running = waiting = stopped = succeeded = 0
     for container in spec.get("initContainers") or []:
         status = by_name.get(container["name"])
         if is_sidecar(container):
-            if status is None or status.state != "running":
-                pending_init += 1
-            continue
-        if status is None:
-            pending_init += 1
+            if status is None:
+                unknown += 1
+            elif status.state == "running":
+                running += 1
+            elif status.state == "waiting" and status.last_terminated is None:
+                pending_sidecars += 1
+                waiting += 1
+            continue  # a terminated sidecar does not count for the phase
+        if status is None or status.state == "running":
+            pending_regular_init += 1
         elif status.state == "terminated":
-            if status.exit_code != 0:
-                failed_init += 1
-        elif status.state == "waiting" and status.last_terminated is not None:
-            if int(status.last_terminated["exitCode"]) != 0:
-                failed_init += 1
+            failed_init += status.exit_code != 0
+        elif status.last_terminated is not None:
+            failed_init += int(status.last_terminated["exitCode"]) != 0
         else:
-            pending_init += 1
-    unknown = running = stopped = succeeded = 0
+            pending_regular_init += 1
     for container in spec.get("containers") or []:
         status = by_name.get(container["name"])
         if status is None:
@@ -175,11 +185,15 @@ def pod_phase(spec: Obj, record: PodRecord) -> str:
             succeeded += status.exit_code == 0
         elif status.last_terminated is not None:
             stopped += 1
-    restart_policy = spec.get("restartPolicy") or "Always"
+        else:
+            waiting += 1
     if failed_init > 0 and restart_policy == "Never":
         return "Failed"
-    any_regular_started = running + stopped > 0
-    if pending_init > 0 and not any_regular_started:
+    # podHasInitialized: the regular containers have been started once.
+    initialized = any(
+        by_name[c["name"]].has_run for c in spec.get("containers") or [] if c["name"] in by_name
+    )
+    if pending_regular_init > 0 or (pending_sidecars > 0 and not initialized) or waiting > 0:
         return "Pending"
     if running > 0 and unknown == 0:
         return "Running"

@@ -168,3 +168,19 @@ def test_container_record_moves_terminated_to_last_state_on_restart() -> None:
     status = record.to_status()
     assert status["lastState"]["terminated"]["containerID"] == "process://1"
     assert status["state"] == {"running": {"startedAt": NOW}}
+
+
+def test_running_sidecar_keeps_a_finished_pod_running_until_it_stops() -> None:
+    # The kubelet's getPhase counts a running sidecar as running: Succeeded is written
+    # only with the sidecar's terminated state in the same status.
+    pod = _pod(init=[{"name": "side", "restartPolicy": "Always"}])
+    record = _record(pod)
+    side, main = record.init_containers[0], record.containers[0]
+    side.set_running("process://side", NOW)
+    main.set_running("process://main", NOW)
+    main.set_terminated(0, "Completed", None, NOW)
+    assert pod_phase(pod["spec"], record) == "Running"
+    side.set_terminated(0, "Completed", None, NOW)
+    status = pod_status(pod, record, "127.0.0.1", NOW)
+    assert status["phase"] == "Succeeded"
+    assert "terminated" in status["initContainerStatuses"][0]["state"]
