@@ -161,3 +161,47 @@ def test_conditions_keep_their_transition_time_while_their_status_holds() -> Non
     assert by_type["Failed"].last_transition_time == NOW
     assert by_type["Finished"].reason == "Completed"
     assert conditions.changed_types(again, done) == ["Complete", "Finished"]
+
+
+def _replan(
+    children: list[ChildPhase], spec: ExecutionSpec, previous: ExecutionResourceStatus
+) -> execution_plan.ExecutionPlan:
+    later = NOW + timedelta(seconds=7)
+    return execution_plan.plan_execution(
+        spec, children, previous=previous, generation=1, now=later
+    )
+
+
+def test_a_reconcile_that_changes_nothing_gives_the_same_status() -> None:
+    # A pre-cancelled execution was patched for ever: each plan had a new reportedAt.
+    cancelled = SPEC.model_copy(update={"cancel": True})
+    first = plan([child(0, COMPLETED)], cancelled).status
+    assert _replan([child(0, COMPLETED)], cancelled, first).status == first
+    running = plan([child(0, {"status": "running"})]).status
+    assert _replan([child(0, {"status": "running"})], SPEC, running).status == running
+
+
+def test_an_ended_execution_keeps_its_verdict_whatever_its_phases_do() -> None:
+    failed = plan([child(0, {"status": "failed", "failureClassification": "platform"})]).status
+    again = _replan([], SPEC, failed)
+    assert (again.create_index, again.status) == (None, failed)
+
+
+def test_a_phase_deleted_from_outside_interrupts_the_execution_and_is_not_recreated() -> None:
+    running = plan([child(0, {"status": "running"})]).status
+    result = _replan([], SPEC, running)
+    assert result.create_index is None
+    assert (result.status.status, result.status.current_phase) == ("interrupted", "plan")
+    assert [(p.name, p.status) for p in result.status.phases] == [("plan", "interrupted")]
+    assert result.status.task_outcome is not None
+    assert "'plan' was deleted" in result.status.task_outcome.summary
+    assert result.status.finished_at is not None
+
+
+def test_deleting_an_earlier_completed_phase_interrupts_and_cancels_the_running_one() -> None:
+    both = [child(0, COMPLETED), child(1, {"status": "running"})]
+    running = plan(both).status
+    result = _replan([child(1, {"status": "running"})], SPEC, running)
+    assert (result.status.status, result.status.current_phase) == ("interrupted", "plan")
+    assert result.cancel == ["demo-1-build"]
+    assert [p.name for p in result.status.phases] == ["plan", "build"]

@@ -1,8 +1,16 @@
 """What an Execution should do next and what its status says (R23-R27), from its Phases.
 
-The operator lists an Execution's Phases and hands them here; the answer is
-which Phase to create (at most one, in order), which running Phases to
-cancel, and the Execution's whole status. Nothing here talks to the API.
+The operator lists the Phases the Execution owns (by UID) and hands them
+here; the answer is which Phase to create (at most one, in order), which
+running Phases to cancel, and the Execution's whole status. Nothing here
+talks to the API.
+
+The status is a pure function of the Phases and the previous status, so
+that a reconcile that changes nothing writes nothing: time enters only
+where something changes, and an ended execution keeps the status it ended
+with. A Phase the previous status lists but that no longer exists was
+deleted from outside: the execution ends ``interrupted`` (R22a) naming it,
+and that phase is never created again.
 """
 
 from __future__ import annotations
@@ -17,7 +25,10 @@ from agentjobs.logic.phase_status import is_terminal
 from agentjobs.models.contract import (
     Artifact,
     ExecutionStatus,
+    FailureKind,
     PhaseStatus,
+    SystemFailure,
+    TaskOutcome,
 )
 from agentjobs.models.resources import (
     ExecutionResourceStatus,
@@ -77,6 +88,34 @@ def _record(child: ChildPhase) -> execution.PhaseRecord:
     )
 
 
+def _deleted_phase(previous: ExecutionResourceStatus, ordered: Sequence[ChildPhase]) -> str | None:
+    """The first phase the previous status recorded that no longer exists."""
+    present = {child.spec.name for child in ordered}
+    return next((p.name for p in previous.phases if p.name not in present), None)
+
+
+def _deleted_outcome(phase_name: str, *, now: datetime) -> TaskOutcome:
+    return outcome_rules.from_failure(
+        SystemFailure(
+            kind=FailureKind.TRANSIENT,
+            code="PhaseDeleted",
+            message=f"phase {phase_name!r} was deleted from outside the operator; "
+            "the execution cannot go on (create a new Execution to run it again)",
+        ),
+        now=now,
+    )
+
+
+def _stable_outcome(
+    outcome: TaskOutcome | None, previous: TaskOutcome | None
+) -> TaskOutcome | None:
+    """``outcome``, keeping the previous report time when nothing else changed."""
+    if outcome is None or previous is None:
+        return outcome
+    same = outcome.model_copy(update={"reported_at": previous.reported_at})
+    return previous if same == previous else outcome
+
+
 def plan_execution(
     spec: ExecutionSpec,
     children: Sequence[ChildPhase],
@@ -85,12 +124,22 @@ def plan_execution(
     generation: int | None,
     now: datetime,
 ) -> ExecutionPlan:
+    if previous.status is not None and previous.status is not ExecutionStatus.RUNNING:
+        # Ended: the verdict stands, whatever happens to the Phases later.
+        return ExecutionPlan(create_index=None, status=_observed(previous, generation))
     ordered = sorted(children, key=lambda child: child.spec.index)
     summary = execution.summarize([_record(c) for c in ordered], phase_count=len(spec.phases))
     status, current, outcome = summary.status, summary.current_phase, summary.task_outcome
     create_index: int | None = None
     cancel: list[str] = []
-    if status is ExecutionStatus.RUNNING:
+    deleted = _deleted_phase(previous, ordered)
+    if deleted is not None and status is ExecutionStatus.RUNNING:
+        status, current = ExecutionStatus.INTERRUPTED, deleted
+        outcome = _deleted_outcome(deleted, now=now)
+        cancel = [
+            c.resource_name for c in ordered if not is_terminal(c.status) and not c.spec.cancel
+        ]
+    elif status is ExecutionStatus.RUNNING:
         active = [c for c in ordered if not is_terminal(c.status)]
         if spec.cancel:
             cancel = [c.resource_name for c in active if not c.spec.cancel]
@@ -105,8 +154,10 @@ def plan_execution(
         elif not active and len(ordered) < len(spec.phases):
             create_index = len(ordered)
             current = spec.phases[create_index].name
+    outcome = _stable_outcome(outcome, previous.task_outcome)
     finished = status is not ExecutionStatus.RUNNING
     message = outcome.summary if finished and outcome else f"phase {current or '-'} is running"
+    phases = _summaries(ordered, previous.phases, deleted)
     return ExecutionPlan(
         create_index=create_index,
         inputs=handed_off(ordered[-1] if ordered and create_index is not None else None),
@@ -119,17 +170,7 @@ def plan_execution(
             deliverable_produced=summary.deliverable_produced,
             reported_side_effects=summary.reported_side_effects,
             artifact_count=summary.artifact_count,
-            phases=[
-                PhaseSummary(
-                    name=c.spec.name,
-                    status=c.status.status or PhaseStatus.PENDING,
-                    deliverable_recovered=bool(c.status.deliverable_recovered),
-                    reported_side_effects=c.status.report.side_effects
-                    if c.status.report and c.status.status is PhaseStatus.COMPLETED
-                    else None,
-                )
-                for c in ordered
-            ],
+            phases=phases,
             task_outcome=outcome,
             started_at=previous.started_at or now,
             finished_at=(previous.finished_at or now) if finished else None,
@@ -142,4 +183,39 @@ def plan_execution(
                 now=now,
             ),
         ),
+    )
+
+
+def _summaries(
+    ordered: Sequence[ChildPhase], recorded: Sequence[PhaseSummary], deleted: str | None
+) -> list[PhaseSummary]:
+    """One entry per phase started, in order; a deleted phase is listed ``interrupted``."""
+    summaries = [
+        PhaseSummary(
+            name=c.spec.name,
+            status=c.status.status or PhaseStatus.PENDING,
+            deliverable_recovered=bool(c.status.deliverable_recovered),
+            reported_side_effects=c.status.report.side_effects
+            if c.status.report and c.status.status is PhaseStatus.COMPLETED
+            else None,
+        )
+        for c in ordered
+    ]
+    if deleted is None:
+        return summaries
+    by_name = {s.name: s for s in summaries}
+    by_name[deleted] = PhaseSummary(name=deleted, status=PhaseStatus.INTERRUPTED)
+    names = [p.name for p in recorded] + [s.name for s in summaries]
+    return [by_name[name] for name in dict.fromkeys(names) if name in by_name]
+
+
+def _observed(status: ExecutionResourceStatus, generation: int | None) -> ExecutionResourceStatus:
+    """An ended execution's status, marked as having seen the current generation."""
+    return status.model_copy(
+        update={
+            "observed_generation": generation,
+            "conditions": [
+                c.model_copy(update={"observed_generation": generation}) for c in status.conditions
+            ],
+        }
     )
