@@ -25,7 +25,8 @@ from .images import ImageNotFoundError, parse_reference
 from .logs import LogWriter
 from .podbase import CONFIG_RETRY_SECONDS, NodeContext, PodWorkerBase, log_path
 from .process import ContainerProcess, LaunchSpec, MemoryCgroup, StartFailure, spawn
-from .status import ContainerRecord, is_sidecar, rfc3339
+from .records import ContainerRecord, rfc3339
+from .status import is_sidecar
 from .volumes import VolumeError, prepare_volumes
 
 __all__ = ["NodeContext", "PodWorker", "log_path"]

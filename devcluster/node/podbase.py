@@ -18,7 +18,8 @@ from .events import EventRecorder
 from .images import ImageTableFiles
 from .logs import LiveLog
 from .process import ContainerProcess, process_start_time
-from .status import mark_lost, pod_status, record_for_pod, rfc3339
+from .records import mark_lost, record_for_pod, rfc3339
+from .status import pod_status
 from .volumes import VolumeSource
 
 Obj = dict[str, Any]
@@ -146,7 +147,10 @@ class PodWorkerBase:
 
     async def flush_status(self) -> None:
         async with self.status_lock:
-            status = pod_status(self.pod, self.record, self.ctx.host_ip, rfc3339(time.time()))
+            previous = (self._last_written or {}).get("phase")
+            status = pod_status(
+                self.pod, self.record, self.ctx.host_ip, rfc3339(time.time()), previous
+            )
             self._save()
             if status == self._last_written:
                 return

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .status import ContainerRecord, PodRecord
+from .records import ContainerRecord, PodRecord
 
 
 @dataclasses.dataclass

@@ -12,8 +12,8 @@ import pytest
 
 from devcluster.node.logs import LogOptions, LogWriter, render, split_entries
 from devcluster.node.process import LaunchSpec, StartFailure, spawn
+from devcluster.node.records import ContainerRecord, PodRecord
 from devcluster.node.state import PodState, load, save
-from devcluster.node.status import ContainerRecord, PodRecord
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs Linux pidfds")
 

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from devcluster.node.status import (
-    ContainerRecord,
-    PodRecord,
-    pod_phase,
-    pod_status,
-    record_for_pod,
-)
+from devcluster.node.records import ContainerRecord, PodRecord, record_for_pod
+from devcluster.node.status import pod_phase, pod_status
 
 Obj = dict[str, Any]
 NOW = "2026-01-01T00:00:10Z"
@@ -181,6 +176,52 @@ def test_running_sidecar_keeps_a_finished_pod_running_until_it_stops() -> None:
     main.set_terminated(0, "Completed", None, NOW)
     assert pod_phase(pod["spec"], record) == "Running"
     side.set_terminated(0, "Completed", None, NOW)
+    record.terminal = True
     status = pod_status(pod, record, "127.0.0.1", NOW)
     assert status["phase"] == "Succeeded"
     assert "terminated" in status["initContainerStatuses"][0]["state"]
+
+
+def test_terminal_phase_waits_until_the_worker_has_stopped_every_container() -> None:
+    # mergePodStatus keeps the old phase while the pod could still have running containers.
+    pod = _pod(containers=("a", "b"))
+    record = _record(pod)
+    a, b = record.containers
+    a.set_running("process://a", NOW)
+    b.set_running("process://b", NOW)
+    assert pod_status(pod, record, "127.0.0.1", NOW)["phase"] == "Running"
+    a.set_terminated(0, "Completed", None, NOW)
+    b.set_terminated(0, "Completed", None, NOW)
+    status = pod_status(pod, record, "127.0.0.1", NOW, previous_phase="Running")
+    assert status["phase"] == "Running"
+    record.terminal = True
+    assert pod_status(pod, record, "127.0.0.1", NOW, "Running")["phase"] == "Succeeded"
+
+
+def test_terminal_reason_is_only_written_with_the_terminal_phase() -> None:
+    pod = _pod()
+    record = _record(pod)
+    record.containers[0].set_running("process://1", NOW)
+    record.reason, record.message = "DeadlineExceeded", "too long"  # set before the kill
+    status = pod_status(pod, record, "127.0.0.1", NOW, "Running")
+    assert (status["phase"], status["reason"], status["message"]) == ("Running", None, None)
+    record.containers[0].set_terminated(143, "Error", None, NOW)
+    record.terminal = True
+    status = pod_status(pod, record, "127.0.0.1", NOW, "Running")
+    assert (status["phase"], status["reason"]) == ("Failed", "DeadlineExceeded")
+
+
+def test_evicted_pod_is_failed_with_a_disruption_target_condition() -> None:
+    pod = _pod(restart="Always")
+    record = _record(pod)
+    record.containers[0].set_running("process://1", NOW)
+    record.reason, record.message = "Evicted", "The node was low on resource: memory. "
+    record.disruption = ["TerminationByKubelet", record.message]
+    assert "DisruptionTarget" not in _conditions(pod_status(pod, record, "127.0.0.1", NOW))
+    record.containers[0].set_terminated(0, "Completed", None, NOW)
+    record.terminal = True
+    status = pod_status(pod, record, "127.0.0.1", NOW, "Running")
+    assert (status["phase"], status["reason"]) == ("Failed", "Evicted")
+    assert _conditions(status)["DisruptionTarget"] == ("True", "TerminationByKubelet")
+    target = next(c for c in status["conditions"] if c["type"] == "DisruptionTarget")
+    assert target["message"] == "The node was low on resource: memory. "
