@@ -14,7 +14,6 @@ import contextlib
 import logging
 import secrets
 import shutil
-import signal
 import time
 from typing import Any
 
@@ -23,10 +22,11 @@ from .containers import build_launch, memory_limit_bytes, pod_label
 from .envvars import ContainerConfigError
 from .images import ImageNotFoundError, parse_reference
 from .logs import LogWriter
-from .podbase import CONFIG_RETRY_SECONDS, NodeContext, PodWorkerBase, log_path
+from .podbase import CONFIG_RETRY_SECONDS, NodeContext, log_path
 from .process import ContainerProcess, LaunchSpec, MemoryCgroup, StartFailure, spawn
 from .records import ContainerRecord, rfc3339
 from .status import is_sidecar
+from .termination import TERMINATION_BY_KUBELET, TerminatingPodWorker
 from .volumes import VolumeError, prepare_volumes
 
 __all__ = ["NodeContext", "PodWorker", "log_path"]
@@ -35,11 +35,10 @@ Obj = dict[str, Any]
 log = logging.getLogger(__name__)
 
 DEADLINE_MESSAGE = "Pod was active on the node longer than the specified deadline"
-MINIMUM_GRACE_SECONDS = 2.0
 MAX_BACKOFF_SECONDS = 300.0
 
 
-class PodWorker(PodWorkerBase):
+class PodWorker(TerminatingPodWorker):
     """Runs one pod; `run` is its task for as long as the pod is bound to this node."""
 
     async def run(self) -> None:
@@ -99,20 +98,26 @@ class PodWorker(PodWorkerBase):
             self.record.start_time = rfc3339(now)
             self.mark_dirty()
         if meta.get("deletionTimestamp"):
+            # Stop, write the final status, then remove the pod (pkg/kubelet/kubelet.go
+            # syncTerminatingPod, then the status manager's delete in status_manager.go).
             if not self.record.terminal:
-                grace = meta.get("deletionGracePeriodSeconds")
-                await self.stop_all(float(grace if grace is not None else 30))
-                self.record.terminal = True
-                self.record.sandbox_ready = False
+                await self.finish(None)
             await self.flush_status()
             await self.delete_pod()
             return
         if self.record.terminal:
             return
+        if self.eviction is not None:
+            # The eviction manager's kill sets Failed/Evicted and DisruptionTarget
+            # (evictPod, pkg/kubelet/eviction/eviction_manager.go).
+            self.record.reason, self.record.message = "Evicted", self.eviction.message
+            self.record.disruption = [TERMINATION_BY_KUBELET, self.eviction.message]
+            await self.finish(self.eviction.grace_seconds)
+            return
         deadline = self._active_deadline()
         if deadline is not None and now >= deadline:
             self.record.reason, self.record.message = "DeadlineExceeded", DEADLINE_MESSAGE
-            await self.finish(self._grace())
+            await self.finish(None)
             return
         if deadline is not None:
             self.wake_at(deadline)
@@ -132,7 +137,7 @@ class PodWorker(PodWorkerBase):
             self.record.sandbox_ready = True
             self.mark_dirty()
         if self._regular_containers_finished():
-            await self.finish(self._grace())  # (sidecars are not restarted for nothing)
+            await self.finish(None)  # (sidecars are not restarted for nothing)
             return
         if not await self._sync_init_containers():
             return
@@ -153,7 +158,7 @@ class PodWorker(PodWorkerBase):
             if record.state == "running":
                 return False
             if record.has_run and self._restart_policy() == "Never":
-                await self.finish(self._grace())
+                await self.finish(None)
                 return False
             await self.try_start(container, record)
             return False
@@ -172,15 +177,11 @@ class PodWorker(PodWorkerBase):
             if record.state != "running" and (not record.has_run or self._should_restart(record)):
                 await self.try_start(container, record)
         if self._regular_containers_finished():
-            await self.finish(self._grace())
+            await self.finish(None)
 
     def _should_restart(self, record: ContainerRecord) -> bool:
         policy = self._restart_policy()
         return policy == "Always" or (policy == "OnFailure" and record.last_exit_code != 0)
-
-    def _grace(self) -> float:
-        grace = self.pod["spec"].get("terminationGracePeriodSeconds")
-        return float(grace if grace is not None else 30)
 
     def _record(self, container: Obj) -> ContainerRecord:
         record = self.record.find(container["name"])
@@ -189,9 +190,9 @@ class PodWorker(PodWorkerBase):
             self.record.containers.append(record)
         return record
 
-    async def finish(self, grace: float) -> None:
+    async def finish(self, grace_override: float | None) -> None:
         """The pod is done (or must stop): stop what runs, then it is terminal."""
-        await self.stop_all(grace)
+        await self.stop_all(grace_override)
         self.record.terminal = True
         self.record.sandbox_ready = False
         self.mark_dirty()
@@ -290,6 +291,9 @@ class PodWorker(PodWorkerBase):
         container_id = "process://" + secrets.token_hex(32)
         writer = LogWriter(log_path(self.dir, name, record.instances - 1))
         self.ctx.live_logs[str(writer.path)] = writer.live
+        self.ctx.logs.register(
+            writer, self.pod["metadata"]["namespace"], self.pod["metadata"]["name"]
+        )
         cgroup = self._memory_cgroup(container, record)
         launch.cgroup_procs = cgroup.procs_file if cgroup is not None else None
         spec_path = self.dir / "launch" / f"{name}.json"
@@ -343,35 +347,8 @@ class PodWorker(PodWorkerBase):
 
     def _after_exit(self, name: str, writer: LogWriter, cgroup: MemoryCgroup | None) -> None:
         writer.close()
+        self.ctx.logs.unregister(writer)
         self.ctx.live_logs.pop(str(writer.path), None)
         if cgroup is not None:
             cgroup.kill_all()
             cgroup.remove()
-
-    # ----- stopping containers -----
-
-    async def _stop(self, names: list[str], deadline: float) -> None:
-        """SIGTERM, then SIGKILL at the deadline; returns when they have exited."""
-        tasks = [self.monitors[n] for n in names if n in self.monitors]
-        for name in names:
-            if name in self.processes:
-                self.event("Normal", "Killing", f"Stopping container {name}", name)
-                self.processes[name].signal(signal.SIGTERM)
-        if not tasks:
-            return
-        _, pending = await asyncio.wait(tasks, timeout=max(0.0, deadline - time.time()))
-        if pending:
-            for name in names:
-                if name in self.processes:
-                    self.processes[name].kill_group()
-            await asyncio.wait(pending)
-
-    async def stop_all(self, grace: float) -> None:
-        """Regular (and init) containers first, then sidecars in reverse order."""
-        deadline = time.time() + max(grace, MINIMUM_GRACE_SECONDS)
-        init = self.pod["spec"].get("initContainers") or []
-        sidecars = [c["name"] for c in init if is_sidecar(c)]
-        others = [n for n in self.processes if n not in sidecars]
-        await self._stop(others, deadline)
-        for name in reversed(sidecars):
-            await self._stop([name], deadline)
