@@ -33,10 +33,20 @@ SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 NODE_MODULE = REPO_ROOT / "devcluster" / "node" / "__main__.py"
 IMAGES_FILE = REPO_ROOT / "devcluster" / "images.yaml"
 S3_HEALTH_PATH = "/health"
+NODE_MONITOR_GRACE_SECONDS = 15
+NODE_LEASE_DURATION_SECONDS = 10
+# Node settings a test session may change (the node restarts to take them):
+# containerLogMaxSize (e.g. 1Mi) and streamingConnectionIdleTimeout (e.g. 30s).
+NODE_SETTINGS_FROM_ENVIRONMENT = {
+    "AGENTJOBS_NODE_CONTAINER_LOG_MAX_SIZE": "--container-log-max-size",
+    "AGENTJOBS_NODE_STREAMING_IDLE_TIMEOUT": "--streaming-connection-idle-timeout",
+}
 
-# Controllers the tests and the operator rely on; the node lifecycle controller stays off
-# because the process node is the only node and must never be tainted or evicted.
+# Controllers the tests and the operator rely on. The node lifecycle controller marks a node
+# that stops heartbeating Ready=Unknown and taints it; taint-eviction-controller stays off, so
+# that its pods are never deleted for it (the only node).
 CONTROLLERS = (
+    "node-lifecycle-controller",
     "garbage-collector-controller",
     "namespace-controller",
     "serviceaccount-controller",
@@ -126,7 +136,7 @@ def _apiserver(layout: Layout) -> list[str]:
         f"--client-ca-file={pki / 'ca.crt'}",
         "--authorization-mode=Node,RBAC",
         "--enable-admission-plugins=NodeRestriction",
-        # No node lifecycle controller here to lift the not-ready taint this plugin adds.
+        # The node is Ready when it registers: no not-ready taint to wait for at every start.
         "--disable-admission-plugins=TaintNodesByCondition",
         f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
         f"--service-account-key-file={pki / 'service-account.pub'}",
@@ -162,6 +172,10 @@ def _controller_manager(layout: Layout) -> list[str]:
         f"--root-ca-file={layout.pki / 'ca.crt'}",
         # One instance only: waiting for a lease would just slow every start down.
         "--leader-elect=false",
+        # A node that stops heartbeating is Ready=Unknown within ~16 s, not the default 50 s;
+        # the node renews its lease every 2.5 s (NODE_LEASE_DURATION_SECONDS / 4).
+        f"--node-monitor-grace-period={NODE_MONITOR_GRACE_SECONDS}s",
+        "--node-monitor-period=1s",
     ]
 
 
@@ -243,14 +257,22 @@ def _node(layout: Layout) -> list[str]:
         f"--tls-key={pki / 'node-serving.key'}",
         f"--client-ca={pki / 'ca.crt'}",
         f"--state-dir={layout.node_state}",
+        f"--node-lease-duration-seconds={NODE_LEASE_DURATION_SECONDS}",
+        # Log sizes checked every second, so rotation shows in tests without waiting 10 s.
+        "--container-log-monitor-interval=1s",
     ]
+    for variable, flag in NODE_SETTINGS_FROM_ENVIRONMENT.items():
+        if os.environ.get(variable):
+            argv.append(f"{flag}={os.environ[variable]}")
     for images in image_files():
         argv.append(f"--images={images}")
     return argv
 
 
 def _node_healthy(layout: Layout) -> bool:
-    return node_ready(layout, NODE_NAME)
+    # Ready alone may be a stale True left by a node process that has just stopped.
+    serving = http_status(f"https://{LOOPBACK}:{NODE_PORT}/healthz", admin_tls(layout)) == 200
+    return serving and node_ready(layout, NODE_NAME)
 
 
 ETCD = Component("etcd", (ETCD_CLIENT_PORT, ETCD_PEER_PORT), _etcd, _etcd_healthy)

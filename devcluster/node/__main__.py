@@ -10,6 +10,7 @@ import signal
 from pathlib import Path
 
 from .api import ApiError, KubeApi
+from .config import NodeConfig, parse_duration, parse_size
 from .images import ImageTableFiles
 from .node import Node
 from .server import server_ssl_context, start_server
@@ -36,11 +37,42 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=[],
         help="image table YAML; repeat to extend (later files win)",
     )
+    defaults = NodeConfig()
     parser.add_argument(
         "--restart-backoff",
         type=float,
-        default=10.0,
+        default=defaults.restart_backoff,
         help="first crash-loop back-off in seconds (the kubelet's is 10)",
+    )
+    parser.add_argument(
+        "--node-lease-duration-seconds",
+        type=int,
+        default=defaults.node_lease_duration_seconds,
+        help="the Lease's duration; it is renewed every quarter of it (kubelet default 40)",
+    )
+    parser.add_argument(
+        "--container-log-max-size",
+        type=parse_size,
+        default=defaults.container_log_max_size,
+        help="rotate a container's log when it reaches this size, e.g. 10Mi (the default)",
+    )
+    parser.add_argument(
+        "--container-log-max-files",
+        type=int,
+        default=defaults.container_log_max_files,
+        help="log files kept per container, the current one included (default 5)",
+    )
+    parser.add_argument(
+        "--container-log-monitor-interval",
+        type=parse_duration,
+        default=defaults.container_log_monitor_interval,
+        help="how often log sizes are checked, e.g. 10s (the default)",
+    )
+    parser.add_argument(
+        "--streaming-connection-idle-timeout",
+        type=parse_duration,
+        default=defaults.streaming_connection_idle_timeout,
+        help="close a log follow stream idle this long, e.g. 4h (the default)",
     )
     parser.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
@@ -60,19 +92,30 @@ async def serve(args: argparse.Namespace) -> None:
             args.port,
             args.state_dir.resolve(),
             ImageTableFiles(args.images),
-            args.restart_backoff,
+            NodeConfig(
+                node_lease_duration_seconds=args.node_lease_duration_seconds,
+                container_log_max_size=args.container_log_max_size,
+                container_log_max_files=args.container_log_max_files,
+                container_log_monitor_interval=args.container_log_monitor_interval,
+                streaming_connection_idle_timeout=args.streaming_connection_idle_timeout,
+                restart_backoff=args.restart_backoff,
+            ),
         )
         context = server_ssl_context(args.tls_cert, args.tls_key, args.client_ca)
         runner = await start_server(node, args.address, args.port, context)
         while True:
             try:
-                await node.register()
+                await node.heartbeat.register()
                 break
             except (ApiError, OSError) as error:
                 log.warning("cannot register the node yet: %s", error)
                 await asyncio.sleep(1)
         log.info("node %s registered; serving on %s:%s", args.node_name, args.address, args.port)
-        tasks = [asyncio.create_task(node.heartbeat_loop()), asyncio.create_task(node.watch_pods())]
+        tasks = [
+            asyncio.create_task(node.heartbeat.loop()),
+            asyncio.create_task(node.watch_pods()),
+            asyncio.create_task(node.ctx.logs.loop(args.container_log_monitor_interval)),
+        ]
         await stop.wait()
         log.info("stopping: killing containers")
         for task in tasks:

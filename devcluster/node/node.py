@@ -1,4 +1,4 @@
-"""The node itself: registration, heartbeats, the pod watch and the pod workers."""
+"""The node itself: the pod watch and the pod workers (heartbeats live in heartbeat.py)."""
 
 from __future__ import annotations
 
@@ -6,40 +6,25 @@ import asyncio
 import contextlib
 import logging
 import os
-import platform
 import shutil
 import signal
-import time
-import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from . import state as pod_state
-from .api import MERGE_PATCH, ApiError, KubeApi
+from .api import ApiError, KubeApi
+from .config import NodeConfig
 from .containers import service_environment
 from .events import EventRecorder
+from .heartbeat import Heartbeat, machine_resources
 from .images import ImageTableFiles
+from .logrotate import LogRotator
 from .pod import NodeContext, PodWorker
 from .process import node_cgroup_base, process_start_time
+from .streams import StreamPolicy
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)
-
-LEASE_NAMESPACE = "kube-node-lease"
-LEASE_DURATION_SECONDS = 40
-LEASE_RENEW_SECONDS = 10.0
-NODE_STATUS_SECONDS = 60.0
-MAX_PODS = "110"
-RUNTIME_VERSION = "process://0.1.0"
-
-
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def micro_time() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class ApiObjectSource:
@@ -77,28 +62,6 @@ class ApiObjectSource:
         return str(response["status"]["token"])
 
 
-def machine_resources(state_dir: Path) -> dict[str, str]:
-    memory_kib = 0
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                memory_kib = int(line.split()[1])
-    disk = shutil.disk_usage(state_dir)
-    return {
-        "cpu": str(os.cpu_count() or 1),
-        "memory": f"{memory_kib}Ki",
-        "pods": MAX_PODS,
-        "ephemeral-storage": f"{disk.total // 1024}Ki",
-    }
-
-
-def _read(path: str) -> str:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return ""
-
-
 class Node:
     def __init__(
         self,
@@ -108,14 +71,16 @@ class Node:
         port: int,
         state_dir: Path,
         images: ImageTableFiles,
-        restart_backoff: float,
+        config: NodeConfig,
     ) -> None:
         self.api = api
         self.name = name
-        self.address = address
-        self.port = port
+        self.config = config
         state_dir.mkdir(parents=True, exist_ok=True)
-        self.resources = machine_resources(state_dir)
+        resources = machine_resources(state_dir)
+        self.heartbeat = Heartbeat(
+            api, name, address, port, resources, config.node_lease_duration_seconds
+        )
         self.ctx = NodeContext(
             api=api,
             source=ApiObjectSource(api),
@@ -124,164 +89,15 @@ class Node:
             state_dir=state_dir,
             images=images,
             cgroup_base=node_cgroup_base(name),
-            allocatable=dict(self.resources),
+            allocatable=dict(resources),
             service_env=service_environment(api.host),
             events=EventRecorder(api, name),
-            restart_backoff=restart_backoff,
+            restart_backoff=config.restart_backoff,
+            logs=LogRotator(config.container_log_max_size, config.container_log_max_files),
         )
+        self.streams = StreamPolicy(config.streaming_connection_idle_timeout)
         self.workers: dict[str, PodWorker] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
-        self._transitions: dict[str, str] = {}
-        self._node_uid = ""
-        self._kubelet_version = "v0.0.0"
-
-    # ----- registration and heartbeats -----
-
-    async def register(self) -> None:
-        with contextlib.suppress(ApiError):
-            version = await self.api.request("GET", "/version")
-            self._kubelet_version = str(version.get("gitVersion") or self._kubelet_version)
-        existing = await self.api.get_or_none(f"/api/v1/nodes/{self.name}")
-        if existing is None:
-            labels = {
-                "kubernetes.io/hostname": self.name,
-                "kubernetes.io/os": "linux",
-                "kubernetes.io/arch": "amd64",
-                "beta.kubernetes.io/os": "linux",
-                "beta.kubernetes.io/arch": "amd64",
-            }
-            existing = await self.api.request(
-                "POST",
-                "/api/v1/nodes",
-                body={
-                    "apiVersion": "v1",
-                    "kind": "Node",
-                    "metadata": {"name": self.name, "labels": labels},
-                },
-            )
-        self._node_uid = existing["metadata"]["uid"]
-        for condition in (existing.get("status") or {}).get("conditions") or []:
-            if condition.get("type") == "Ready" and condition.get("status") == "True":
-                self._transitions["Ready"] = condition.get("lastTransitionTime") or ""
-        await self.post_status()
-
-    def node_status(self) -> Obj:
-        heartbeat = now_rfc3339()
-        conditions = []
-        for kind, status, reason, message in (
-            (
-                "MemoryPressure",
-                "False",
-                "KubeletHasSufficientMemory",
-                "kubelet has sufficient memory available",
-            ),
-            ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-            (
-                "PIDPressure",
-                "False",
-                "KubeletHasSufficientPID",
-                "kubelet has sufficient PID available",
-            ),
-            ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
-        ):
-            transition = self._transitions.setdefault(kind, heartbeat)
-            conditions.append(
-                {
-                    "type": kind,
-                    "status": status,
-                    "lastHeartbeatTime": heartbeat,
-                    "lastTransitionTime": transition,
-                    "reason": reason,
-                    "message": message,
-                }
-            )
-        uname = platform.uname()
-        os_release = {
-            k: v.strip('"')
-            for k, _, v in (line.partition("=") for line in _read("/etc/os-release").splitlines())
-        }
-        return {
-            "capacity": self.resources,
-            "allocatable": self.resources,
-            "conditions": conditions,
-            "addresses": [
-                {"type": "InternalIP", "address": self.address},
-                {"type": "Hostname", "address": self.name},
-            ],
-            "daemonEndpoints": {"kubeletEndpoint": {"Port": self.port}},
-            "nodeInfo": {
-                "machineID": _read("/etc/machine-id")
-                or uuid.uuid5(uuid.NAMESPACE_DNS, self.name).hex,
-                "systemUUID": str(uuid.uuid5(uuid.NAMESPACE_DNS, self.name)),
-                "bootID": _read("/proc/sys/kernel/random/boot_id"),
-                "kernelVersion": uname.release,
-                "osImage": os_release.get("PRETTY_NAME", "Linux"),
-                "containerRuntimeVersion": RUNTIME_VERSION,
-                "kubeletVersion": self._kubelet_version,
-                "kubeProxyVersion": "",
-                "operatingSystem": "linux",
-                "architecture": "amd64",
-            },
-        }
-
-    async def post_status(self) -> None:
-        await self.api.request(
-            "PATCH",
-            f"/api/v1/nodes/{self.name}/status",
-            body={"status": self.node_status()},
-            content_type=MERGE_PATCH,
-        )
-
-    async def renew_lease(self) -> None:
-        path = f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}/leases/{self.name}"
-        lease = await self.api.get_or_none(path)
-        spec = {
-            "holderIdentity": self.name,
-            "leaseDurationSeconds": LEASE_DURATION_SECONDS,
-            "renewTime": micro_time(),
-        }
-        if lease is None:
-            await self.api.request(
-                "POST",
-                f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}/leases",
-                body={
-                    "apiVersion": "coordination.k8s.io/v1",
-                    "kind": "Lease",
-                    "metadata": {
-                        "name": self.name,
-                        "namespace": LEASE_NAMESPACE,
-                        "ownerReferences": [
-                            {
-                                "apiVersion": "v1",
-                                "kind": "Node",
-                                "name": self.name,
-                                "uid": self._node_uid,
-                            }
-                        ],
-                    },
-                    "spec": spec,
-                },
-            )
-        else:
-            lease["spec"] = {**(lease.get("spec") or {}), **spec}
-            await self.api.request("PUT", path, body=lease)
-
-    async def heartbeat_loop(self) -> None:
-        last_status = time.monotonic()
-        while True:
-            try:
-                await self.renew_lease()
-                if time.monotonic() - last_status >= NODE_STATUS_SECONDS:
-                    await self.post_status()
-                    last_status = time.monotonic()
-            except ApiError as error:
-                log.warning("heartbeat failed: %s", error)
-                if error.status == 404:  # the Node was deleted: register again, as a kubelet
-                    with contextlib.suppress(ApiError):
-                        await self.register()
-            except OSError as error:
-                log.warning("heartbeat failed: %s", error)
-            await asyncio.sleep(LEASE_RENEW_SECONDS)
 
     # ----- pods -----
 

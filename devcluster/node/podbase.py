@@ -16,6 +16,7 @@ from . import state as pod_state
 from .api import MERGE_PATCH, ApiError, KubeApi
 from .events import EventRecorder
 from .images import ImageTableFiles
+from .logrotate import LogRotator
 from .logs import LiveLog
 from .process import ContainerProcess, process_start_time
 from .records import mark_lost, record_for_pod, rfc3339
@@ -42,8 +43,14 @@ class NodeContext:
     allocatable: dict[str, str]
     service_env: dict[str, str]
     events: EventRecorder
+    logs: LogRotator
     restart_backoff: float = 10.0
     live_logs: dict[str, LiveLog] = field(default_factory=dict)
+
+
+def _readiness(status: Obj) -> dict[str, str]:
+    kinds = ("Ready", "ContainersReady")
+    return {c["type"]: c["status"] for c in status.get("conditions") or [] if c["type"] in kinds}
 
 
 def log_path(pod_dir: Path, container: str, instance: int) -> Path:
@@ -95,6 +102,14 @@ class PodWorkerBase:
 
     def update(self, pod: Obj) -> None:
         self.pod = pod
+        if self._last_written is not None and _readiness(pod.get("status") or {}) != _readiness(
+            self._last_written
+        ):
+            # Someone else (the node lifecycle controller's MarkPodsNotReady) changed our
+            # conditions: write ours again, as the status manager's reconcile does
+            # (needsReconcile, pkg/kubelet/status/status_manager.go).
+            self._last_written = None
+            self.mark_dirty()
         self.wake.set()
 
     def forget(self) -> None:
