@@ -1,4 +1,4 @@
-"""`python -m devcluster up|down|env|status`."""
+"""`python -m devcluster up|down|env|status|restart COMPONENT`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import shlex
 import sys
 
 from devcluster.build import BuildError
-from devcluster.cluster import ClusterError, down, environment, status, up
+from devcluster.cluster import RESTARTABLE, ClusterError, down, environment, restart, status, up
 from devcluster.layout import default_layout
 
 
@@ -29,13 +29,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "command",
-        choices=("up", "down", "env", "status"),
+        choices=("up", "down", "env", "status", "restart"),
         help="up: build and start (idempotent); down: stop everything; "
-        "env: print shell exports; status: show each process",
+        "env: print shell exports; status: show each process; "
+        "restart COMPONENT: stop and start one process",
     )
+    parser.add_argument("component", nargs="?", choices=sorted(RESTARTABLE))
     arguments = parser.parse_args(argv)
+    if (arguments.command == "restart") != (arguments.component is not None):
+        parser.error("restart takes one COMPONENT; the other commands take none")
     try:
-        if arguments.command == "up":
+        if arguments.command == "restart":
+            restart(arguments.component)
+        elif arguments.command == "up":
             up()
         elif arguments.command == "down":
             down()

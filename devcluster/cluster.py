@@ -21,6 +21,7 @@ from devcluster.components import (
     LEAVES,
     NODE,
     NODE_MODULE,
+    S3,
     Component,
 )
 from devcluster.layout import (
@@ -180,6 +181,39 @@ def _up(layout: Layout, log: TextIO) -> None:
             flush=True,
         )
     print(f"cluster is up; KUBECONFIG={layout.admin_kubeconfig}", file=log, flush=True)
+
+
+# The names `restart` takes: the short ones the chaos tests use, and every component's own.
+RESTARTABLE = {
+    "apiserver": APISERVER,
+    "node": NODE,
+    "s3": S3,
+    **{component.name: component for component in ALL},
+}
+
+
+def stop_component(name: str, layout: Layout | None = None, log: TextIO = sys.stderr) -> None:
+    """Stop one component (SIGTERM, SIGKILL after its grace period); the rest keeps running."""
+    layout = layout or default_layout()
+    component = RESTARTABLE[name]
+    with _exclusive(layout):
+        print(f"stopping {component.name}", file=log, flush=True)
+        processes.stop(layout.pid_file(component.name), component.grace_seconds)
+
+
+def start_component(name: str, layout: Layout | None = None, log: TextIO = sys.stderr) -> None:
+    """Start one stopped component and wait until it is healthy."""
+    layout = layout or default_layout()
+    component = RESTARTABLE[name]
+    with _exclusive(layout):
+        _start(layout, component, log)
+        _wait_healthy(layout, component)
+
+
+def restart(name: str, layout: Layout | None = None, log: TextIO = sys.stderr) -> None:
+    """Stop one component and start it again, waiting until it is healthy."""
+    stop_component(name, layout, log)
+    start_component(name, layout, log)
 
 
 def down(layout: Layout | None = None, log: TextIO = sys.stderr) -> None:

@@ -9,11 +9,13 @@ the content (plus the newline for `F`) gives back exactly what was written.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import BinaryIO
 
 
 def format_timestamp(ns: int) -> str:
@@ -158,6 +160,14 @@ class LogWriter:
         self._file.write(encode_chunk(chunk, stream, format_timestamp(time.time_ns())))
         self.live.notify()
 
+    def reopen(self) -> None:
+        """Start a new file at the same path, after the old one was renamed (rotation)."""
+        if self._file.closed:
+            return
+        self._file.close()
+        self._file = self.path.open("ab", buffering=0)
+        self.live.notify()
+
     def close(self) -> None:
         if not self._file.closed:
             self._file.close()
@@ -176,10 +186,10 @@ async def stream_log(path: Path, live: LiveLog | None, options: LogOptions) -> A
         remaining -= len(data)
         return data
 
-    offset = 0
-    with path.open("rb") as log_file:
+    log_file = path.open("rb")
+    try:
         entries, used = split_entries(log_file.read())
-        offset += used
+        offset = used
         if options.tail_lines is not None:
             entries = tail_entries(entries, options.tail_lines)
         first = limited(render(entries, options))
@@ -196,7 +206,22 @@ async def stream_log(path: Path, live: LiveLog | None, options: LogOptions) -> A
             data = limited(render(entries, options))
             if data:
                 yield data
+            elif _rotated(log_file, path):
+                # Drained the renamed file: go on in the new one, as the kubelet's follow
+                # reopens the log it was told was recreated (kuberuntime/logs/logs.go).
+                log_file.close()
+                log_file, offset = path.open("rb"), 0
             elif closed:
                 return
             else:
                 await changed.wait()
+    finally:
+        log_file.close()
+
+
+def _rotated(log_file: BinaryIO, path: Path) -> bool:
+    """The file at `path` is no longer the one open: the log was rotated."""
+    try:
+        return os.stat(path).st_ino != os.fstat(log_file.fileno()).st_ino
+    except FileNotFoundError:
+        return False

@@ -8,9 +8,11 @@ from pathlib import Path
 
 from aiohttp import web
 
+from . import control
 from .logs import LogOptions, parse_timestamp, stream_log
 from .node import Node
 from .pod import log_path
+from .streams import StreamDropped, StreamIdle, shaped
 
 NODE_KEY = web.AppKey("node", Node)
 
@@ -78,11 +80,25 @@ async def container_logs(request: web.Request) -> web.StreamResponse:
         node, info["namespace"], info["pod"], info["container"], _flag(request, "previous")
     )
     options = log_options(request)
+    key = (info["namespace"], info["pod"])
+    chunks = stream_log(path, node.ctx.live_logs.get(str(path)), options)
+    if options.follow:
+        idle = node.streams.idle_timeout_for(key)
+        chunks = shaped(chunks, idle, node.streams.take_drop((*key, info["container"])))
     response = web.StreamResponse(headers={"Content-Type": "text/plain"})
     await response.prepare(request)
     try:
-        async for chunk in stream_log(path, node.ctx.live_logs.get(str(path)), options):
+        async for chunk in chunks:
             await response.write(chunk)
+    except StreamDropped:
+        if request.transport is not None:
+            request.transport.abort()
+        return response
+    except StreamIdle:
+        # Idle for streamingConnectionIdleTimeout: the connection is closed, the log not ended.
+        if request.transport is not None:
+            request.transport.close()
+        return response
     except (ConnectionResetError, ConnectionError):
         return response
     await response.write_eof()
@@ -98,6 +114,7 @@ def make_app(node: Node) -> web.Application:
     app[NODE_KEY] = node
     app.router.add_get("/containerLogs/{namespace}/{pod}/{container}", container_logs)
     app.router.add_get("/healthz", healthz)
+    control.add_routes(app, node)
     return app
 
 
