@@ -84,8 +84,7 @@ def agent_image_table(layout: Layout) -> Path:
 
     The script is copied into the cluster's state directory and named by its absolute
     path, because a phase container's /tmp is its own: a checkout under /tmp would be
-    hidden from it. Like every image on the process node it runs as root (the real image
-    runs as 65532).
+    hidden from it. It runs as 65532, the user of manifests/examples/agent/Dockerfile.
     """
     directory = layout.root / "images"
     directory.mkdir(parents=True, exist_ok=True)
@@ -96,6 +95,7 @@ def agent_image_table(layout: Layout) -> Path:
         "entrypoint": ["sh", str(script)],
         "env": {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
         "workingDir": "/workspace",
+        "user": "65532:65532",
     }
     table.write_text(yaml.safe_dump({"images": {AGENT_IMAGE: entry}}))
     return table

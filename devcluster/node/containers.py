@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +76,13 @@ def container_identity(pod: Obj, container: Obj, image: ImageSpec) -> Identity:
     return Identity(uid=uid, gid=gid, groups=groups)
 
 
+def exposed_paths(argv: list[str]) -> list[str]:
+    """What a non-root container must reach on this host: the interpreter the image
+    table's {bin} and {python} stand for, and the absolute paths in its command."""
+    named = [a for a in argv if a.startswith("/") and os.path.exists(a)]
+    return [sys.base_prefix, *named]
+
+
 def memory_limit_bytes(container: Obj) -> int | None:
     limit = ((container.get("resources") or {}).get("limits") or {}).get("memory")
     return int(parse_quantity(limit)) if limit is not None else None
@@ -128,6 +136,7 @@ async def build_launch(
     if not argv:
         raise ContainerConfigError("no command specified")
     return LaunchSpec(
+        exposed=exposed_paths(argv) if identity.uid else [],
         argv=argv,
         env=env,
         working_dir=container.get("workingDir") or image.working_dir or "/",

@@ -1,8 +1,9 @@
 """Container launcher: run by the node as `python -I -S launch.py SPEC STATUS_FD`.
 
 It joins the container's memory cgroup, takes the pod's hostname in a UTS
-namespace, enters a private mount namespace, bind-mounts the pod's volumes,
-switches user and execs the container command.
+namespace, enters a private mount namespace, makes the host paths a non-root
+container needs searchable, bind-mounts the pod's volumes, switches user and
+execs the container command.
 On any failure before exec it writes the reason to STATUS_FD and exits 128, so
 the node can report StartError; a successful exec closes STATUS_FD silently.
 Standard library only, so it starts fast with `-S`.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import stat
 import sys
 
 CLONE_NEWNS = 0x00020000
@@ -57,9 +59,47 @@ def _set_hostname(libc: ctypes.CDLL, hostname: str) -> None:
     libc.sethostname(encoded, len(encoded))
 
 
+def _open_up(libc: ctypes.CDLL, directory: str) -> None:
+    """Make `directory` searchable in this mount namespace only, its entries unchanged.
+
+    A tmpfs (mode 755) covers it, and each entry of the original is bound back (symlinks
+    copied), so nothing below gains any permission it did not have.
+    """
+    original = os.open(directory, os.O_PATH | os.O_DIRECTORY)
+    entries = os.listdir(f"/proc/self/fd/{original}")
+    if libc.mount(b"tmpfs", directory.encode(), b"tmpfs", 0, b"mode=755") != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"mount tmpfs on {directory}: {os.strerror(errno)}")
+    for name in entries:
+        source, target = f"/proc/self/fd/{original}/{name}", os.path.join(directory, name)
+        info = os.lstat(source)
+        if stat.S_ISLNK(info.st_mode):
+            os.symlink(os.readlink(source), target)
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            os.mkdir(target)
+        elif stat.S_ISREG(info.st_mode):
+            with open(target, "w"):
+                pass
+        else:
+            continue
+        _mount(libc, source, target, MS_BIND | MS_REC)
+
+
+def _expose(libc: ctypes.CDLL, paths: list[str]) -> None:
+    """Let a non-root container reach host paths it needs (the interpreter behind {bin},
+    a script named in its command) below a directory only root may search, such as
+    /root: an image's own files would be readable by the image's user."""
+    for path in paths:
+        parts = os.path.realpath(path).strip("/").split("/")
+        for depth in range(1, len(parts) + 1):
+            directory = "/" + "/".join(parts[:depth])
+            info = os.stat(directory)
+            if stat.S_ISDIR(info.st_mode) and not info.st_mode & stat.S_IXOTH:
+                _open_up(libc, directory)
+
+
 def _mount_volumes(libc: ctypes.CDLL, mounts: list[dict[str, object]]) -> None:
-    _unshare(libc, CLONE_NEWNS, "mount namespace")
-    _mount(libc, None, "/", MS_REC | MS_PRIVATE)
     # Parents before children, so a nested mountPath lands inside its parent volume.
     for mount in sorted(mounts, key=lambda m: str(m["target"]).count("/")):
         source, target = str(mount["source"]), str(mount["target"])
@@ -108,8 +148,11 @@ def main() -> None:
         libc = ctypes.CDLL(None, use_errno=True)
         if spec.get("hostname"):
             _set_hostname(libc, spec["hostname"])
-        if spec.get("mounts"):
-            _mount_volumes(libc, spec["mounts"])
+        if spec.get("mounts") or spec.get("exposed"):
+            _unshare(libc, CLONE_NEWNS, "mount namespace")
+            _mount(libc, None, "/", MS_REC | MS_PRIVATE)
+            _expose(libc, spec.get("exposed") or [])
+            _mount_volumes(libc, spec.get("mounts") or [])
         os.makedirs(spec["workingDir"], exist_ok=True)
         os.chdir(spec["workingDir"])
         if spec.get("gid") is not None:

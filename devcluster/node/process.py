@@ -45,6 +45,8 @@ class LaunchSpec:
     groups: list[int] = field(default_factory=list)
     cgroup_procs: str | None = None
     hostname: str | None = None
+    # Host paths a non-root container must be able to reach (see launch.py).
+    exposed: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -66,6 +68,7 @@ class LaunchSpec:
                 "groups": self.groups,
                 "cgroupProcs": self.cgroup_procs,
                 "hostname": self.hostname,
+                "exposed": self.exposed,
             }
         )
 
