@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from devcluster import testing
+from devcluster.layout import NODE_NAME
 from devcluster.testing import DevCluster, Kubectl
 
 pytestmark = pytest.mark.integration
@@ -302,3 +304,187 @@ def test_on_failure_restarts_and_keeps_previous_logs(kubectl: Kubectl, namespace
     assert status["lastState"]["terminated"]["exitCode"] == 1
     assert kubectl.run("logs", "retry", "-n", namespace).stdout == "second\n"
     assert kubectl.run("logs", "retry", "-n", namespace, "--previous").stdout == "first\n"
+
+
+def _watch_until_deleted(
+    cluster: DevCluster, kubectl: Kubectl, namespace: str, name: str, act: Callable[[], None]
+) -> list[Obj]:
+    """Every version of the pod from now until it is deleted, in order, while `act` runs."""
+    version = _get(kubectl, namespace, name)["metadata"]["resourceVersion"]
+    path = (
+        f"/api/v1/namespaces/{namespace}/pods?watch=1&resourceVersion={version}"
+        f"&fieldSelector=metadata.name%3D{name}&timeoutSeconds=60"
+    )
+    with subprocess.Popen(
+        ["kubectl", "get", "--raw", path], env={**os.environ, **cluster.env}, stdout=subprocess.PIPE
+    ) as watch:
+        assert watch.stdout is not None
+        try:
+            act()
+            versions = []
+            for line in watch.stdout:
+                event = json.loads(line)
+                versions.append(event["object"])
+                if event["type"] == "DELETED":
+                    return versions
+        finally:
+            watch.kill()
+    raise AssertionError(f"pod {name} was not deleted within the watch")
+
+
+def _state(pod: Obj, name: str) -> Obj:
+    state: Obj = _main_status(pod, name).get("state", {})
+    return state
+
+
+def test_deletion_writes_every_exit_before_removing_the_pod(
+    local_cluster: DevCluster, kubectl: Kubectl, namespace: str
+) -> None:
+    loop = "while true; do sleep 0.1; done"
+    scripts = {
+        "clean": f"trap 'exit 0' TERM; {loop}",
+        "term": loop,
+        "stubborn": f"trap '' TERM; {loop}",
+    }
+    containers = [
+        {"name": n, "image": "busybox", "command": ["sh", "-c", script]}
+        for n, script in scripts.items()
+    ]
+    manifest = _pod("graceful", "", terminationGracePeriodSeconds=3)
+    manifest["spec"]["containers"] = containers
+    kubectl.apply(manifest, namespace)
+    _wait(kubectl, namespace, "graceful", _phase("Running"))
+    delete = ["delete", "pod", "graceful", "-n", namespace, "--wait=false"]
+    versions = _watch_until_deleted(
+        local_cluster, kubectl, namespace, "graceful", lambda: kubectl.run(*delete)
+    )
+    names = ("clean", "term", "stubborn")
+    for version in versions:  # never a terminal phase next to a container still running
+        if version["status"].get("phase") in ("Succeeded", "Failed"):
+            assert all("terminated" in _state(version, n) for n in names), version["status"]
+    final = versions[-2]  # the last update before the kubelet's own delete
+    assert final["metadata"]["deletionTimestamp"] and final["status"]["phase"] == "Failed"
+    codes = {n: _state(final, n)["terminated"]["exitCode"] for n in names}
+    assert codes == {"clean": 0, "term": 143, "stubborn": 137}
+    assert versions[-1]["metadata"]["deletionGracePeriodSeconds"] == 0
+
+
+def test_eviction_fails_the_pod_with_a_disruption_target(kubectl: Kubectl, namespace: str) -> None:
+    kubectl.apply(_pod("evictee", "echo up; exec sleep 60", restartPolicy="Always"), namespace)
+    _wait(kubectl, namespace, "evictee", _phase("Running"))
+    testing.evict_pod(namespace, "evictee", message="The node was low on resource: memory. ")
+    pod = _wait(kubectl, namespace, "evictee", _phase("Failed", "Succeeded"), timeout=30)
+    assert (pod["status"]["reason"], pod["status"]["phase"]) == ("Evicted", "Failed")
+    assert pod["status"]["message"] == "The node was low on resource: memory. "
+    target = next(c for c in pod["status"]["conditions"] if c["type"] == "DisruptionTarget")
+    assert (target["status"], target["reason"]) == ("True", "TerminationByKubelet")
+    main = _main_status(pod)
+    assert main["state"]["terminated"]["exitCode"] == 143 and main["restartCount"] == 0
+
+
+def test_logs_rotate_at_the_max_size_and_follow_goes_on_in_the_new_file(
+    local_cluster: DevCluster, kubectl: Kubectl, namespace: str, tmp_path: Path
+) -> None:
+    testing.set_container_log_max_size(namespace, "rotor", 4096)
+    lines = [f"line-{i}-" + "x" * 80 for i in range(100)]
+    # The burst waits for the follower, so that it sees the file before the rotation.
+    script = (
+        "echo ready; while [ ! -f /sync/go ]; do sleep 0.1; done; "
+        'echo "$BURST"; sleep 4; echo tail-marker; sleep 1'
+    )
+    container = {
+        "env": [{"name": "BURST", "value": "\n".join(lines)}],
+        "volumeMounts": [{"name": "sync", "mountPath": "/sync"}],
+    }
+    volumes = [{"name": "sync", "hostPath": {"path": str(tmp_path)}}]
+    kubectl.apply(_pod("rotor", script, container=container, volumes=volumes), namespace)
+    _wait(kubectl, namespace, "rotor", _phase("Running"))
+    with subprocess.Popen(
+        ["kubectl", "logs", "-f", "rotor", "-n", namespace],
+        env={**os.environ, **local_cluster.env},
+        stdout=subprocess.PIPE,
+    ) as follow:
+        assert follow.stdout is not None
+        try:
+            assert follow.stdout.readline() == b"ready\n"
+            (tmp_path / "go").touch()
+            followed = follow.stdout.read().decode()
+            assert follow.wait(timeout=30) == 0
+        finally:
+            follow.kill()
+    assert followed == "\n".join([*lines, "tail-marker"]) + "\n"
+    pod = _wait(kubectl, namespace, "rotor", _phase("Succeeded"))
+    current = kubectl.run("logs", "rotor", "-n", namespace).stdout
+    assert current.endswith("tail-marker\n") and "ready" not in current
+    logs = local_cluster.layout.node_state / "pods" / pod["metadata"]["uid"] / "logs" / "main"
+    assert [p.name for p in logs.iterdir() if p.name.startswith("0.log.")]
+
+
+def test_an_idle_follow_stream_is_closed_after_the_idle_timeout(
+    local_cluster: DevCluster, kubectl: Kubectl, namespace: str
+) -> None:
+    testing.set_stream_idle_timeout(namespace, "quiet", 1.5)
+    kubectl.apply(_pod("quiet", "echo hello; exec sleep 60"), namespace)
+    _wait(kubectl, namespace, "quiet", _phase("Running"))
+    started = time.monotonic()
+    follow = subprocess.run(
+        ["kubectl", "logs", "-f", "quiet", "-n", namespace],
+        env={**os.environ, **local_cluster.env},
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    assert follow.stdout == b"hello\n" and time.monotonic() - started < 20
+    assert "running" in _main_status(_get(kubectl, namespace, "quiet"))["state"]
+
+
+def test_log_drops_cut_the_next_follow_streams_then_stop(
+    local_cluster: DevCluster, kubectl: Kubectl, namespace: str
+) -> None:
+    testing.drop_log_streams(namespace, "dropper", "main", after_bytes=10, times=2)
+    kubectl.apply(_pod("dropper", "echo 0123456789abcdef; echo second-line"), namespace)
+    _wait(kubectl, namespace, "dropper", _phase("Succeeded"))
+    follow = ["kubectl", "logs", "-f", "dropper", "-n", namespace]
+    env = {**os.environ, **local_cluster.env}
+    outputs = [
+        subprocess.run(follow, env=env, capture_output=True, timeout=30, check=False).stdout
+        for _ in range(3)
+    ]
+    assert outputs == [b"0123456789", b"0123456789", b"0123456789abcdef\nsecond-line\n"]
+
+
+def test_paused_heartbeats_make_the_node_unknown_until_resumed(kubectl: Kubectl) -> None:
+    def ready() -> tuple[str, list[str]]:
+        node = kubectl.json("get", "node", NODE_NAME)
+        status = next(c["status"] for c in node["status"]["conditions"] if c["type"] == "Ready")
+        return status, [t["key"] for t in node["spec"].get("taints") or []]
+
+    def wait_for(check: Callable[[tuple[str, list[str]]], bool], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not check(ready()):
+            assert time.monotonic() < deadline, ready()
+            time.sleep(0.5)
+
+    testing.pause_heartbeats()
+    try:
+        wait_for(lambda r: r[0] == "Unknown" and "node.kubernetes.io/unreachable" in r[1], 40)
+    finally:
+        testing.resume_heartbeats()
+    wait_for(lambda r: r[0] == "True" and "node.kubernetes.io/unreachable" not in r[1], 30)
+
+
+def test_the_operator_image_runs_as_its_dockerfile_user_under_run_as_non_root(
+    kubectl: Kubectl, namespace: str
+) -> None:
+    image = {"image": "ghcr.io/agentjobs/agentjobs:latest"}
+    containers = [
+        {"name": "main", **image, "args": ["--help"]},
+        {"name": "ids", **image, "command": ["sh", "-c", "id -u; id -g"]},
+    ]
+    manifest = _pod("nonroot", "", securityContext={"runAsNonRoot": True})
+    manifest["spec"]["containers"] = containers
+    kubectl.apply(manifest, namespace)
+    pod = _wait(kubectl, namespace, "nonroot", _phase("Succeeded", "Failed"))
+    assert pod["status"]["phase"] == "Succeeded", pod["status"]
+    assert kubectl.run("logs", "nonroot", "-c", "main", "-n", namespace).stdout.startswith("usage")
+    assert kubectl.run("logs", "nonroot", "-c", "ids", "-n", namespace).stdout == "65532\n65532\n"
