@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from devcluster.node.heartbeat import node_conditions
 from devcluster.node.records import ContainerRecord, PodRecord, record_for_pod
 from devcluster.node.status import pod_phase, pod_status
 
@@ -225,3 +226,16 @@ def test_evicted_pod_is_failed_with_a_disruption_target_condition() -> None:
     assert _conditions(status)["DisruptionTarget"] == ("True", "TerminationByKubelet")
     target = next(c for c in status["conditions"] if c["type"] == "DisruptionTarget")
     assert target["message"] == "The node was low on resource: memory. "
+
+
+def test_node_ready_after_unknown_gets_a_new_transition_time() -> None:
+    current = [
+        {"type": "Ready", "status": "Unknown", "lastTransitionTime": "2026-01-01T00:00:00Z"},
+        {"type": "DiskPressure", "status": "False", "lastTransitionTime": "2025-12-31T00:00:00Z"},
+    ]
+    conditions = {c["type"]: c for c in node_conditions(current, NOW)}
+    assert (conditions["Ready"]["status"], conditions["Ready"]["lastTransitionTime"]) == (
+        "True",
+        NOW,
+    )
+    assert conditions["DiskPressure"]["lastTransitionTime"] == "2025-12-31T00:00:00Z"
