@@ -2,13 +2,15 @@
 
 Cases: the agent container waiting, running and terminated; an ended pod
 whose agent never ran; image pull errors (auth or not), config errors,
-unschedulable pods and plain slowness as blockers; deadlines, evictions, OOM
-kills and start errors as failures; a clean exit as no failure; whether the
+unschedulable pods and plain slowness as blockers, and only those ending a
+phase, counted from the pod's creation; deletions, disruptions, evictions and
+lost nodes as interruptions; deadlines, OOM kills and start errors as failures; a clean exit as no failure; whether the
 harvester sidecar is done.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -95,7 +97,6 @@ def test_r36_a_merely_slow_pod_is_a_transient_blocker() -> None:
             FailureKind.TIMEOUT,
             "DeadlineExceeded",
         ),
-        ({"reason": "Evicted"}, {"exitCode": 137}, FailureKind.TRANSIENT, "Evicted"),
         ({}, {"exitCode": 137, "reason": "OOMKilled"}, FailureKind.OUT_OF_MEMORY, "OOMKilled"),
         ({}, {"exitCode": 128, "reason": "StartError"}, FailureKind.CONFIG, "StartError"),
     ],
@@ -152,3 +153,78 @@ def test_r36_an_init_container_stuck_on_its_config_names_the_blocker() -> None:
     assert (failure.kind, failure.code) == (FailureKind.CONFIG, "CreateContainerConfigError")
     assert "harvester: container has runAsNonRoot" in failure.message
     assert pod_state.is_blocking_wait(stuck, state)
+
+
+CREATED = datetime(2026, 12, 1, 9, tzinfo=UTC)
+
+
+def created(state: dict[str, Any], **status: Any) -> dict[str, Any]:
+    return {**pod(state, **status), "metadata": {"creationTimestamp": "2026-12-01T09:00:00Z"}}
+
+
+@pytest.mark.parametrize(
+    "reason", ["ContainerCreating", "PodInitializing", "ImagePullBackOff", "ErrImagePull"]
+)
+def test_only_a_blocking_wait_ends_a_phase_and_only_after_the_timeout(reason: str) -> None:
+    waiting = created({"waiting": {"reason": reason, "message": "m"}})
+    state = pod_state.agent_state(waiting, "agent")
+    late = CREATED + timedelta(seconds=301)
+    failure = pod_state.pending_failure(waiting, state, now=late, timeout=300)
+    blocking = reason.startswith(("Err", "Image"))
+    assert (failure is not None) is blocking
+    early = CREATED + timedelta(seconds=299)
+    assert pod_state.pending_failure(waiting, state, now=early, timeout=300) is None
+
+
+def test_an_unschedulable_pod_waits_for_capacity_until_the_timeout() -> None:
+    condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}
+    waiting = created({"waiting": {"reason": "Pending"}}, conditions=[condition])
+    state = pod_state.agent_state(waiting, "agent")
+    late = CREATED + timedelta(seconds=301)
+    failure = pod_state.pending_failure(waiting, state, now=late, timeout=300)
+    assert failure is not None and failure.code == "Unschedulable"
+
+
+def deleting(**status: Any) -> dict[str, Any]:
+    ended = pod({"terminated": {"exitCode": 0}}, **status)
+    return {**ended, "metadata": {"deletionTimestamp": "2026-12-01T09:00:30Z"}}
+
+
+def test_r22a_a_pod_deleted_from_outside_is_an_interruption_even_after_a_clean_exit() -> None:
+    failure = pod_state.interruption(deleting(), deleted_by_operator=False)
+    assert failure is not None and failure.code == "PodDeleted"
+    assert pod_state.interruption(deleting(), deleted_by_operator=True) is None
+    assert pod_state.removal_deadline(deleting()) == CREATED + timedelta(seconds=30)
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [
+        (
+            {
+                "conditions": [
+                    {
+                        "type": "DisruptionTarget",
+                        "status": "True",
+                        "reason": "DeletionByTaintManager",
+                        "message": "Taint manager: deleting due to NoExecute taint",
+                    }
+                ]
+            },
+            "DeletionByTaintManager",
+        ),
+        ({"phase": "Failed", "reason": "Evicted", "message": "low on memory"}, "Evicted"),
+        ({"reason": "NodeLost", "message": "node devnode is unresponsive"}, "NodeLost"),
+    ],
+)
+def test_r22a_disruption_eviction_and_node_loss_are_interruptions(
+    status: dict[str, Any], code: str
+) -> None:
+    lost = pod({"running": {}}, **status)
+    failure = pod_state.interruption(lost, deleted_by_operator=True)
+    assert failure is not None
+    assert (failure.kind, failure.code) == (FailureKind.TRANSIENT, code)
+
+
+def test_a_running_pod_is_not_interrupted() -> None:
+    assert pod_state.interruption(pod({"running": {}}), deleted_by_operator=False) is None

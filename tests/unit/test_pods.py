@@ -152,7 +152,9 @@ def test_names_are_deterministic_and_fit_in_a_label() -> None:
     assert long == naming.phase_resource("x" * 60, 3, "review")
     assert len(naming.pod(long, 9)) <= 63
     assert len(naming.prompt_config_map(long)) <= 63
-    assert len(naming.storage_secret(long)) <= 63
+    uid = "0f8e4b9a-6c1d-4e2f-9a3b-5c7d8e9f0a1b"
+    secret = naming.storage_secret(long, uid)
+    assert len(secret) <= 253 and secret != naming.storage_secret(long, uid[::-1])
     assert naming.phase_resource("demo", 0, "plan") == "demo-0-plan"
     assert naming.label_value("short") == "short"
     assert len(naming.label_value("y" * 100)) <= 63

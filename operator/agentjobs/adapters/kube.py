@@ -108,7 +108,8 @@ class Kube:
         return items
 
     async def create(self, path: str, body: JsonObject) -> JsonObject | None:
-        """Create ``body``; None when an object of that name already exists."""
+        """Create ``body``; None when an object of that name already exists (whose it is, is
+        for the caller to find out)."""
         try:
             return await self._json("POST", path, body=body)
         except ApiError as error:
@@ -151,14 +152,16 @@ class Kube:
                 return ""
             return (await response.text(errors="replace")).strip()
 
-    async def stream_log(self, namespace: str, pod: str, container: str) -> AsyncIterator[bytes]:
-        """Follow a container's log from its first byte; the iterator ends when the stream does."""
+    async def stream_log(
+        self, namespace: str, pod: str, container: str, *, follow: bool, idle_seconds: float
+    ) -> AsyncIterator[bytes]:
+        """A container's log from its first byte, followed or as it stands; the iterator ends
+        when the stream does. A stream silent for ``idle_seconds`` raises a timeout, so that a
+        half-open connection cannot hold a reader for ever."""
         path = f"/api/v1/namespaces/{namespace}/pods/{pod}/log"
-        query = {"container": container, "follow": "true"}
-        # No read timeout: an agent may stay silent for a long time.
-        response = await self._request(
-            "GET", path, query=query, timeout=aiohttp.ClientTimeout(total=None, connect=30)
-        )
+        query = {"container": container, "follow": "true" if follow else "false"}
+        timeout = aiohttp.ClientTimeout(total=None, connect=30, sock_read=idle_seconds)
+        response = await self._request("GET", path, query=query, timeout=timeout)
         async with response:
             if response.status >= 400:
                 raise await _api_error(response)

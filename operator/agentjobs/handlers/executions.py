@@ -15,14 +15,14 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from typing import Any
 
-import aiohttp
-
-from agentjobs.adapters.kube import ApiError, Kube
-from agentjobs.adapters.object_store import StorageError
-from agentjobs.handlers import events, paths
+from agentjobs.adapters import paths
+from agentjobs.adapters.kube import Kube
+from agentjobs.handlers import events
+from agentjobs.handlers.errors import RetryLater, log_retry
 from agentjobs.handlers.phase_storage import PhaseStorage
-from agentjobs.logic import execution_plan, naming, phase_status
+from agentjobs.logic import execution_plan, naming, ownership, phase_status
 from agentjobs.logic.pods import Owner
+from agentjobs.logic.status_patch import status_patch
 from agentjobs.models.resources import (
     API_VERSION,
     GROUP,
@@ -39,21 +39,6 @@ MAX_RETRY_SECONDS = 60.0
 ARTIFACTS_FINALIZER = f"{GROUP}/artifacts"
 
 
-def dump_status(status: Any) -> dict[str, Any]:
-    dumped: dict[str, Any] = status.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return dumped
-
-
-def describe(error: ApiError) -> str:
-    """An API error as an operator's log line; a denied permission says what to grant."""
-    if error.forbidden:
-        return (
-            f"permission denied by the API server ({error.message}): grant it in the "
-            "operator's Role or ClusterRole"
-        )
-    return str(error)
-
-
 class ExecutionReconciler:
     def __init__(self, kube: Kube, storage: PhaseStorage | None) -> None:
         self._kube = kube
@@ -66,14 +51,12 @@ class ExecutionReconciler:
         try:
             async with self._locks[namespace, name]:
                 await self._reconcile(namespace, name)
-        except ApiError as error:
-            self._retry_later(namespace, name, attempt, describe(error))
-        except (aiohttp.ClientError, TimeoutError, StorageError) as error:
-            self._retry_later(namespace, name, attempt, str(error) or type(error).__name__)
+        except Exception as error:  # sorted in log_retry; a reconcile must always come again
+            delay = min(2.0**attempt, MAX_RETRY_SECONDS)
+            log_retry(logger, f"execution {namespace}/{name}", error, delay)
+            self._retry_later(namespace, name, attempt, delay)
 
-    def _retry_later(self, namespace: str, name: str, attempt: int, reason: str) -> None:
-        delay = min(2.0**attempt, MAX_RETRY_SECONDS)
-        logger.error("execution %s/%s: %s; retrying in %.0f s", namespace, name, reason, delay)
+    def _retry_later(self, namespace: str, name: str, attempt: int, delay: float) -> None:
         if (namespace, name) in self._retries:
             return
 
@@ -88,13 +71,16 @@ class ExecutionReconciler:
         for task in self._retries.values():
             task.cancel()
 
-    async def _children(self, namespace: str, name: str) -> list[execution_plan.ChildPhase]:
+    async def _children(
+        self, namespace: str, name: str, uid: str
+    ) -> list[execution_plan.ChildPhase]:
+        """The Phases this Execution owns; a predecessor's of the same name are not."""
         selector = f"{naming.LABEL_EXECUTION}={naming.label_value(name)}"
         children = []
         for item in await self._kube.list(paths.phase(namespace), label_selector=selector):
-            spec = PhaseSpec.model_validate(item["spec"])
-            if spec.execution_name != name:
+            if not ownership.owned_by(item, uid):
                 continue
+            spec = PhaseSpec.model_validate(item["spec"])
             children.append(
                 execution_plan.ChildPhase(
                     resource_name=item["metadata"]["name"],
@@ -114,7 +100,7 @@ class ExecutionReconciler:
         previous = ExecutionResourceStatus.model_validate(body.get("status") or {})
         plan = execution_plan.plan_execution(
             spec,
-            await self._children(namespace, name),
+            await self._children(namespace, name, body["metadata"]["uid"]),
             previous=previous,
             generation=body["metadata"].get("generation"),
             now=datetime.now(UTC),
@@ -125,10 +111,10 @@ class ExecutionReconciler:
             await self._kube.merge_patch(
                 paths.phase(namespace, phase_name), {"spec": {"cancel": True}}
             )
-        if dump_status(plan.status) != dump_status(previous):
+        patch = status_patch(plan.status, previous)
+        if patch is not None:
             patched = await self._kube.merge_patch(
-                paths.execution(namespace, name) + "/status",
-                {"status": _replacing(dump_status(plan.status), dump_status(previous))},
+                paths.execution(namespace, name) + "/status", {"status": patch}
             )
             if patched is not None:
                 events.post_condition_changes(body, previous.conditions, plan.status.conditions)
@@ -185,27 +171,25 @@ class ExecutionReconciler:
         )
         resource_name = naming.phase_resource(execution_name, index, phase.name)
         owner = Owner(API_VERSION, "Execution", execution_name, meta["uid"])
-        created = await self._kube.create(
-            paths.phase(namespace),
-            {
-                "apiVersion": API_VERSION,
-                "kind": "Phase",
-                "metadata": {
-                    "name": resource_name,
-                    "namespace": namespace,
-                    "labels": {
-                        **naming.MANAGED_BY,
-                        naming.LABEL_EXECUTION: naming.label_value(execution_name),
-                    },
-                    "ownerReferences": [owner.reference()],
+        manifest = {
+            "apiVersion": API_VERSION,
+            "kind": "Phase",
+            "metadata": {
+                "name": resource_name,
+                "namespace": namespace,
+                "labels": {
+                    **naming.MANAGED_BY,
+                    naming.LABEL_EXECUTION: naming.label_value(execution_name),
                 },
-                "spec": phase.model_dump(mode="json", by_alias=True, exclude_none=True),
+                "ownerReferences": [owner.reference()],
             },
-        )
-        if created is not None:
+            "spec": phase.model_dump(mode="json", by_alias=True, exclude_none=True),
+        }
+        if await self._kube.create(paths.phase(namespace), manifest) is not None:
             logger.info("created phase %s/%s", namespace, resource_name)
-
-
-def _replacing(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
-    """A merge patch that also removes the fields ``new`` no longer has."""
-    return {**{key: None for key in old if key not in new}, **new}
+            return
+        existing = await self._kube.get(paths.phase(namespace, resource_name))
+        if existing is None or not ownership.owned_by(existing, meta["uid"]):
+            # A Phase of an earlier Execution of this name, still being collected.
+            reason = ownership.describe_foreign(existing) if existing else "it was just removed"
+            raise RetryLater(f"cannot create Phase {resource_name!r} yet: {reason}")

@@ -6,9 +6,10 @@ import asyncio
 import logging
 from typing import Any
 
-from agentjobs.adapters.kube import ApiError, Kube
+from agentjobs.adapters.kube import Kube
 from agentjobs.handlers.config import OperatorConfig
-from agentjobs.handlers.executions import ExecutionReconciler, describe
+from agentjobs.handlers.errors import log_retry
+from agentjobs.handlers.executions import ExecutionReconciler
 from agentjobs.handlers.phase_runner import PhaseRunner
 from agentjobs.handlers.phase_storage import PhaseStorage
 from agentjobs.logic import phase_status
@@ -62,20 +63,8 @@ class Operator:
                 try:
                     await runner.run()
                     return
-                except asyncio.CancelledError:
-                    raise
-                except ApiError as error:
-                    logger.error(
-                        "phase %s/%s: %s; retrying in %.0f s",
-                        runner.namespace,
-                        runner.name,
-                        describe(error),
-                        backoff,
-                    )
-                except Exception:
-                    logger.exception(
-                        "phase %s/%s: retrying in %.0f s", runner.namespace, runner.name, backoff
-                    )
+                except Exception as error:  # sorted in log_retry; the phase must still end
+                    log_retry(logger, f"phase {runner.namespace}/{runner.name}", error, backoff)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
         finally:

@@ -77,8 +77,9 @@ async def phase_event(
         return
     if event["type"] == "DELETED":
         operator.phase_deleted(namespace, name)
-        return
-    operator.phase_seen(namespace, name, dict(body))
+    else:
+        operator.phase_seen(namespace, name, dict(body))
+    # A deleted Phase matters to its Execution too: deleted from outside, it ends it (R22a).
     execution = body.get("spec", {}).get("executionName")
     if execution:
         await operator.executions.reconcile(namespace, execution)

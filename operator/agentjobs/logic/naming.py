@@ -38,5 +38,6 @@ def prompt_config_map(phase_resource_name: str) -> str:
     return f"{phase_resource_name}-prompt"
 
 
-def storage_secret(phase_resource_name: str) -> str:
-    return f"{phase_resource_name}-storage"
+def storage_secret(phase_resource_name: str, phase_uid: str) -> str:
+    """Unique to one Phase object: a Phase of the same name re-created later gets its own."""
+    return f"{phase_resource_name}-storage-{phase_uid}"

@@ -35,6 +35,10 @@ class PhaseResult:
     error: str | None
 
 
+INCOMPLETE_ARTIFACTS = (
+    "the harvester did not finish its last sync, so the artifacts in storage may be "
+    "incomplete; run the phase again"
+)
 _ENDS = {
     PhaseStatus.FAILED: artifact_rule.PhaseEnd.FAILED,
     PhaseStatus.CANCELLED: artifact_rule.PhaseEnd.PARTIAL,
@@ -50,17 +54,30 @@ def resolve_phase(
     recovery: artifact_rule.RecoveryContext,
     now: datetime,
     retried: bool = False,
+    artifacts_complete: bool = True,
 ) -> PhaseResult:
     """Resolve a finished phase.
 
     ``output`` is the listing of its output directory, or None when the
     artifact rule is taken as met (the CLI without ``--artifacts``).
     ``retried`` marks an attempt that will be retried because its terminal
-    event was lost: it keeps nothing (R34).
+    event was lost: it keeps nothing (R34). ``artifacts_complete`` is false
+    when the harvester never wrote its final manifest (it crashed or was
+    killed): what storage holds may be short of what the agent wrote, so the
+    phase cannot complete on it; it fails, keeping what was stored.
     """
     resolved = resolution.resolve_run(report, run, artifact_rule_holds=True)
     plan: artifact_rule.ArtifactPlan | None = None
     error: str | None = None
+    if resolved.status is PhaseStatus.COMPLETED and not artifacts_complete:
+        error = INCOMPLETE_ARTIFACTS
+        failed = resolution.resolve_run(report, run, artifact_rule_holds=False)
+        cause = SystemFailure(
+            kind=FailureKind.TRANSIENT, code="ArtifactsIncomplete", message=INCOMPLETE_ARTIFACTS
+        )
+        resolved = resolution.RunResolution(
+            failed.status, failed.failure_classification, failed.reported_failure_reason, cause
+        )
     if output is not None and resolved.status is PhaseStatus.COMPLETED:
         plan = artifact_rule.plan_artifacts(output, recovery, artifact_rule.PhaseEnd.COMPLETING)
         if plan.error is not None:  # R33

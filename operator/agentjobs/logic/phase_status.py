@@ -146,6 +146,8 @@ def finished(
             "artifacts": artifact_statuses(plan.artifacts if plan else [], stored),
             "deliverable_recovered": plan.deliverable_recovered if plan else None,
             "error": result.error,
+            # The record stays; the last message was kept only in case recovery needed it.
+            "run": previous.run.model_copy(update={"last_message": None}) if previous.run else None,
             "started_at": previous.started_at or now,
             "finished_at": now,
             "observed_generation": generation,

@@ -9,6 +9,7 @@ contract's run facts and system-failure kinds.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from enum import Enum, auto
 from typing import Any
 
@@ -143,6 +144,72 @@ def waiting_failure(pod: dict[str, Any], agent: AgentState) -> SystemFailure:
     )
 
 
+def _time(value: Any) -> datetime | None:
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
+
+
+def pending_failure(
+    pod: dict[str, Any], state: AgentState, *, now: datetime, timeout: float
+) -> SystemFailure | None:
+    """Why a waiting pod ends its phase blocked, or None while it may still start.
+
+    Only a wait that time cannot end counts (an image that cannot be pulled, a
+    missing Secret, no room to schedule), measured from the pod's creation so that
+    an operator restart does not restart the clock. ContainerCreating during a
+    long pull, PodInitializing while inputs download, or an autoscaler adding a
+    node are left to run.
+    """
+    created = _time(pod.get("metadata", {}).get("creationTimestamp"))
+    if not is_blocking_wait(pod, state) or created is None:
+        return None
+    if now - created < timedelta(seconds=timeout):
+        return None
+    return waiting_failure(pod, state)
+
+
+def pending_deadline(pod: dict[str, Any], *, timeout: float) -> datetime | None:
+    """When a blocking wait that started with the pod would end its phase."""
+    created = _time(pod.get("metadata", {}).get("creationTimestamp"))
+    return None if created is None else created + timedelta(seconds=timeout)
+
+
+def interruption(pod: dict[str, Any], *, deleted_by_operator: bool) -> SystemFailure | None:
+    """R22a: the pod is being taken away from its agent, from the pod's own signals.
+
+    A deletion the operator did not ask for (its agent then exits 143, 137, or 0
+    on a clean SIGTERM, none of which is the agent's verdict), a
+    ``DisruptionTarget`` condition (eviction, preemption, a taint on a lost
+    node), the kubelet's eviction and the node controller's ``NodeLost``.
+    """
+    meta, status = pod.get("metadata", {}), pod.get("status", {})
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "DisruptionTarget" and condition.get("status") == "True":
+            reason = condition.get("reason") or "DisruptionTarget"
+            detail = condition.get("message") or "the pod is being disrupted"
+            return SystemFailure(
+                kind=FailureKind.TRANSIENT, code=reason, message=f"the pod was disrupted: {detail}"
+            )
+    if status.get("reason") in ("Evicted", "NodeLost"):
+        return SystemFailure(
+            kind=FailureKind.TRANSIENT,
+            code=str(status["reason"]),
+            message=status.get("message") or f"the pod was lost ({status['reason']})",
+        )
+    if meta.get("deletionTimestamp") and not deleted_by_operator:
+        return SystemFailure(
+            kind=FailureKind.TRANSIENT,
+            code="PodDeleted",
+            message="the phase's pod was deleted from outside the operator before its agent "
+            "finished",
+        )
+    return None
+
+
+def removal_deadline(pod: dict[str, Any]) -> datetime | None:
+    """When a pod being deleted should be gone: its grace period has run out."""
+    return _time(pod.get("metadata", {}).get("deletionTimestamp"))
+
+
 def is_blocking_wait(pod: dict[str, Any], state: AgentState) -> bool:
     """A wait that only a change of settings (or capacity) can end, not time."""
     stuck = _stuck_container(pod, state)
@@ -162,12 +229,6 @@ def termination_failure(pod: dict[str, Any], state: AgentState) -> SystemFailure
             kind=FailureKind.TIMEOUT,
             code="DeadlineExceeded",
             message=pod_status.get("message") or "the phase ran past its timeoutSeconds",
-        )
-    if pod_reason == "Evicted":
-        return SystemFailure(
-            kind=FailureKind.TRANSIENT,
-            code="Evicted",
-            message=pod_status.get("message") or "the pod was evicted",
         )
     if state.reason == "OOMKilled":
         return SystemFailure(

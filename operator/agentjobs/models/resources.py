@@ -21,6 +21,7 @@ from agentjobs.models.contract import (
     PhaseStatus,
     Report,
     SideEffects,
+    SystemFailure,
     TaskOutcome,
     TranscriptFormat,
 )
@@ -207,6 +208,40 @@ class ArtifactStatus(ContractModel):
     kept_as: Literal["failed_phase", "partial"] | None = None
 
 
+class LogProgress(ContractModel):
+    """How much of the agent's log the operator has read (R14).
+
+    Written when the first bytes arrive and whenever a report is read, so that a
+    restarted operator re-reading the log can prove the log still begins with
+    those bytes (a rotated or truncated log does not), and posts each
+    ``ReportRead`` event once.
+    """
+
+    bytes_read: int = Field(ge=0)
+    sha256: str
+    reports_read: int = Field(default=0, ge=0)
+
+
+class RunCheckpoint(ContractModel):
+    """The run's facts, written once the agent's log has been read to its end.
+
+    From here on the log is never read again: a restarted operator finishes the
+    phase from this record, even when the pod is gone. ``lastMessage`` is kept
+    only until the phase ends (recovery, R29-R31, may need it).
+    """
+
+    exit_code: int | None = None
+    stream_intact: bool
+    cancelled: bool = False
+    interrupted: bool = False
+    system_failure: SystemFailure | None = None
+    report: Report
+    last_message: str | None = None
+    terminal_event_seen: bool = False
+    transcript_bytes: int = Field(ge=0)
+    transcript_sha256: str
+
+
 class PhaseResourceStatus(ContractModel):
     """What a Phase reports about itself."""
 
@@ -222,6 +257,8 @@ class PhaseResourceStatus(ContractModel):
     error: str | None = None
     pod_name: str | None = None
     attempt: int | None = None
+    log: LogProgress | None = None
+    run: RunCheckpoint | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
     observed_generation: int | None = None

@@ -1,0 +1,112 @@
+"""What every stage of a phase's run shares: the Phase as last read, its status writes,
+and its pod, found by the Phase's UID."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from agentjobs.adapters import paths
+from agentjobs.adapters.kube import JsonObject, Kube
+from agentjobs.handlers import events
+from agentjobs.handlers.config import OperatorConfig
+from agentjobs.handlers.phase_storage import PhaseStorage
+from agentjobs.logic import naming, ownership, phase_status
+from agentjobs.logic.status_patch import status_patch
+from agentjobs.models.resources import PhaseResourceStatus, PhaseSpec
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One run of the phase's pod: its name and where its artifacts go."""
+
+    pod_name: str
+    number: int
+    bucket: str | None = None
+    root: str | None = None
+
+
+class PhaseContext:
+    """One Phase being run; ``notify`` wakes whoever waits on its pod."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        config: OperatorConfig,
+        storage: PhaseStorage | None,
+        body: JsonObject,
+    ) -> None:
+        self.kube = kube
+        self.config = config
+        self.storage = storage
+        self.body = body
+        self.namespace: str = body["metadata"]["namespace"]
+        self.name: str = body["metadata"]["name"]
+        self.uid: str = body["metadata"]["uid"]
+        self.spec = PhaseSpec.model_validate(body["spec"])
+        self.status = PhaseResourceStatus.model_validate(body.get("status") or {})
+        self.changed = asyncio.Event()
+        self.cancel_requested = self.spec.cancel
+        self.deleted_by_operator = False
+
+    @property
+    def generation(self) -> int | None:
+        generation: int | None = self.body["metadata"].get("generation")
+        return generation
+
+    def attempt(self, number: int) -> Attempt:
+        pod_name = naming.pod(self.name, number)
+        if self.storage is None:
+            return Attempt(pod_name, number)
+        return Attempt(
+            pod_name,
+            number,
+            bucket=self.storage.bucket(self.spec),
+            root=self.storage.attempt_root(self.spec, namespace=self.namespace, attempt=number),
+        )
+
+    async def wait(self, seconds: float) -> None:
+        """Until the pod or the Phase changes, or ``seconds`` have passed."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.changed.wait(), timeout=max(seconds, 0.05))
+        self.changed.clear()
+
+    async def current_pod(self, pod_name: str) -> JsonObject | None:
+        """The phase's pod; a pod of that name that another owner left behind is not it."""
+        pod = await self.kube.get(paths.pod(self.namespace, pod_name))
+        return pod if pod is not None and ownership.owned_by(pod, self.uid) else None
+
+    async def write_status(self, status: PhaseResourceStatus) -> bool:
+        """Write ``status`` (nothing when it is unchanged); False when the Phase is gone."""
+        patch = status_patch(status, self.status)
+        if patch is None:
+            return True
+        patched = await self.kube.merge_patch(
+            paths.phase(self.namespace, self.name) + "/status", {"status": patch}
+        )
+        if patched is None:
+            return False
+        previous, self.status = self.status, status
+        events.post_condition_changes(self.body, previous.conditions, status.conditions)
+        return True
+
+    async def report_waiting(self, message: str) -> None:
+        """Show why the phase is not moving (storage down, harvester retrying) in its status."""
+        status = self.status
+        current = next((c.message for c in status.conditions if c.type == "Running"), None)
+        if status.status is None or phase_status.is_terminal(status):
+            return
+        if current == message or status.pod_name is None:
+            return
+        await self.write_status(
+            phase_status.running(
+                status,
+                pod_name=status.pod_name,
+                attempt=status.attempt or 1,
+                message=message,
+                generation=self.generation,
+                now=datetime.now(UTC),
+            )
+        )

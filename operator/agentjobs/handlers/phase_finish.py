@@ -1,0 +1,79 @@
+"""Finishing a phase: what the harvester stored, the contract applied, the final status.
+
+Only a final manifest counts as a complete harvest: a harvester that crashed or
+was killed before its last sync leaves the phase saying its artifacts are
+incomplete, never completing it on a partial record.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from agentjobs.handlers.phase_context import Attempt, PhaseContext
+from agentjobs.handlers.phase_log import Transcript
+from agentjobs.handlers.phase_pod import delete_secret
+from agentjobs.handlers.phase_storage import StoredObject, stored_files
+from agentjobs.logic import harvest, phase, phase_status, resolution
+from agentjobs.logic.artifact_rule import RecoveryContext
+from agentjobs.logic.transcript_reader import ReaderVerdict
+from agentjobs.models.output import OutputEntry
+
+
+async def store_transcript(ctx: PhaseContext, attempt: Attempt, transcript: Transcript) -> None:
+    if ctx.storage is None or attempt.bucket is None or attempt.root is None:
+        return
+    await ctx.storage.store_transcript(
+        attempt.bucket, attempt.root, transcript.file, transcript.size, ctx.report_waiting
+    )
+
+
+async def _collect(
+    ctx: PhaseContext, attempt: Attempt
+) -> tuple[list[OutputEntry], dict[str, StoredObject], bool]:
+    """The output listing the harvester recorded, where it stored each file, and whether its
+    last sync finished."""
+    assert ctx.storage is not None and attempt.bucket is not None and attempt.root is not None
+    manifest = await ctx.storage.manifest(attempt.bucket, attempt.root, ctx.report_waiting)
+    if manifest is None:
+        return [], {}, False
+    stored = stored_files(attempt.bucket, attempt.root, manifest)
+    return harvest.listing(manifest), stored, manifest.final
+
+
+async def finish(
+    ctx: PhaseContext, attempt: Attempt, run: resolution.RunFacts, verdict: ReaderVerdict
+) -> None:
+    output: list[OutputEntry] | None = None
+    stored: dict[str, StoredObject] = {}
+    complete = True
+    if ctx.storage is not None:
+        ran = ctx.status.pod_name is not None
+        output, stored, complete = await _collect(ctx, attempt) if ran else ([], {}, True)
+    now = datetime.now(UTC)
+    result = phase.resolve_phase(
+        report=verdict.report,
+        run=run,
+        output=output,
+        recovery=RecoveryContext(
+            phase_name=ctx.spec.name,
+            last_message=verdict.last_message,
+            declared_outputs=tuple(ctx.spec.outputs or ()),
+        ),
+        now=now,
+        artifacts_complete=complete,
+    )
+    if ctx.storage is not None and result.artifacts is not None and attempt.bucket:
+        stored |= await ctx.storage.store_recovered(
+            attempt.bucket, attempt.root or "", result.artifacts.artifacts, ctx.report_waiting
+        )
+    status = phase_status.finished(
+        ctx.status,
+        verdict=verdict,
+        run=run,
+        result=result,
+        stored={path: (item.url, item.sha256) for path, item in stored.items()},
+        generation=ctx.generation,
+        now=now,
+    )
+    if await ctx.write_status(status) and ctx.storage is not None:
+        await delete_secret(ctx)

@@ -1,0 +1,209 @@
+"""Reading a phase's agent log live, to its proven end, and the run's facts from it.
+
+The log is fed to the streaming reader as it arrives and spooled as the
+transcript. Progress is checkpointed in the Phase's status when the first
+bytes arrive and whenever a report is read, so that a restarted operator can
+prove the log it re-reads still begins with those bytes and posts each
+``ReportRead`` event once. Between streams the pod's own signals are read:
+a deletion the operator did not ask for, a disruption, an eviction or a lost
+node interrupt the run (R22a). Once the agent has terminated a last,
+non-following read takes the log to its end; only then is it whole (R14).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import IO
+
+import aiohttp
+
+from agentjobs.adapters.kube import ApiError, JsonObject
+from agentjobs.adapters.log_follower import LogFollower
+from agentjobs.handlers import events
+from agentjobs.handlers.phase_context import PhaseContext
+from agentjobs.logic import pod_state, pods, resolution
+from agentjobs.logic.pod_state import AgentState, Stage
+from agentjobs.logic.transcript_reader import ReaderVerdict, TranscriptReader
+from agentjobs.models.contract import SystemFailure, TranscriptFormat
+from agentjobs.models.resources import LogProgress
+
+logger = logging.getLogger(__name__)
+TRANSCRIPT_IN_MEMORY = 16 * 1024 * 1024
+# A follow stream silent this long is reconnected (the resume check makes that safe), so a
+# half-open connection cannot hold a runner for ever.
+LOG_IDLE_SECONDS = 120.0
+STREAM_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, ApiError)
+FINAL_READ_TRIES = 5
+# How long an interrupted pod is given to stop its agent when its deletion has no deadline.
+INTERRUPTED_GRACE_SECONDS = 60.0
+
+
+@dataclass
+class Transcript:
+    """The agent's log as the operator read it, spooled to disk past 16 MiB."""
+
+    file: IO[bytes] = field(
+        default_factory=lambda: tempfile.SpooledTemporaryFile(TRANSCRIPT_IN_MEMORY)  # noqa: SIM115
+    )
+    size: int = 0
+    sha256: str = ""
+
+    def write(self, chunk: bytes) -> None:
+        self.file.write(chunk)
+        self.size += len(chunk)
+
+
+@dataclass(frozen=True)
+class LogResult:
+    run: resolution.RunFacts
+    verdict: ReaderVerdict
+    transcript: Transcript
+
+
+class LogReading:
+    """Reads one attempt's agent log to its end, watching the pod between streams."""
+
+    def __init__(
+        self, ctx: PhaseContext, pod_name: str, *, idle_seconds: float = LOG_IDLE_SECONDS
+    ) -> None:
+        self._ctx = ctx
+        self._pod_name = pod_name
+        progress = ctx.status.log
+        self._reports_posted = progress.reports_read if progress else 0
+        self._follower = LogFollower(
+            ctx.kube,
+            namespace=ctx.namespace,
+            pod=pod_name,
+            container=pods.AGENT_CONTAINER,
+            idle_seconds=idle_seconds,
+            known=(progress.bytes_read, progress.sha256) if progress else None,
+        )
+        transcript_format = ctx.spec.transcript_format or TranscriptFormat.TEXT
+        self._needs_terminal_event = transcript_format is TranscriptFormat.JSONL
+        self._reader = TranscriptReader(transcript_format)
+        self._transcript = Transcript()
+        self._interrupted: SystemFailure | None = None
+        self._give_up_at: float | None = None
+
+    async def read(self) -> LogResult:
+        while True:
+            errored = not await self._pass(follow=True)
+            pod = await self._ctx.current_pod(self._pod_name)
+            if pod is None:
+                return self._vanished()
+            state = pod_state.agent_state(pod, pods.AGENT_CONTAINER)
+            self._note_interruption(pod)
+            if state.stage is Stage.TERMINATED:
+                return await self._finish(pod, state)
+            if self._interrupted is not None and (errored or self._past_grace()):
+                return self._result(pod, state, whole=False)  # its node is gone, or it hangs
+            await self._ctx.wait(0.2)
+
+    async def _pass(self, *, follow: bool) -> bool:
+        """One stream; False when it broke off with an error."""
+        try:
+            async for chunk in self._follower.follow(follow=follow):
+                await self._take(chunk)
+        except STREAM_ERRORS as error:
+            if isinstance(error, ApiError) and error.forbidden:
+                raise  # not a drop: the operator may not read logs (logged and retried)
+            logger.info(
+                "log stream of %s/%s ended early: %s",
+                self._ctx.namespace,
+                self._pod_name,
+                str(error) or type(error).__name__,
+            )
+            return False
+        return True
+
+    async def _take(self, chunk: bytes) -> None:
+        first = self._transcript.size == 0
+        self._reader.feed(chunk)
+        self._transcript.write(chunk)
+        reports = self._reader.reports_seen
+        if first or reports > self._reports_posted:
+            await self._checkpoint_progress(reports)
+
+    async def _checkpoint_progress(self, reports: int) -> None:
+        ctx = self._ctx
+        known = ctx.status.log
+        progress = LogProgress(
+            bytes_read=self._follower.offset,
+            sha256=self._follower.sha256,
+            reports_read=max(reports, known.reports_read if known else 0),
+        )
+        if known is not None and known.bytes_read >= progress.bytes_read:
+            progress = progress.model_copy(
+                update={"bytes_read": known.bytes_read, "sha256": known.sha256}
+            )
+        await ctx.write_status(ctx.status.model_copy(update={"log": progress}))
+        if reports > self._reports_posted:
+            self._reports_posted = reports
+            report = self._reader.standing_report()
+            events.post(
+                ctx.body, reason="ReportRead", message=f"the agent's report reads {report.state}"
+            )
+
+    def _note_interruption(self, pod: JsonObject) -> None:
+        if self._interrupted is not None:
+            return
+        self._interrupted = pod_state.interruption(
+            pod, deleted_by_operator=self._ctx.deleted_by_operator or self._ctx.cancel_requested
+        )
+        if self._interrupted is not None:
+            deadline = pod_state.removal_deadline(pod)
+            grace = INTERRUPTED_GRACE_SECONDS
+            wall = deadline.timestamp() - time.time() + grace if deadline else grace
+            self._give_up_at = time.monotonic() + max(wall, grace)
+
+    def _past_grace(self) -> bool:
+        return self._give_up_at is not None and time.monotonic() >= self._give_up_at
+
+    async def _finish(self, pod: JsonObject, state: AgentState) -> LogResult:
+        """The agent has terminated: read what the follow streams may have missed."""
+        for attempt in range(FINAL_READ_TRIES):
+            if await self._pass(follow=False):
+                return self._result(pod, state, whole=True)
+            if await self._ctx.current_pod(self._pod_name) is None:
+                break
+            await asyncio.sleep(0.5 * 2**attempt)
+        return self._result(pod, state, whole=False)
+
+    def _result(self, pod: JsonObject, state: AgentState, *, whole: bool) -> LogResult:
+        verdict = self._reader.close()
+        self._transcript.sha256 = self._follower.sha256
+        intact = resolution.stream_intact(
+            read_from_first_byte=True,
+            read_to_end_after_exit=whole,
+            resumed_without_gap=self._follower.intact,
+            needs_terminal_event=self._needs_terminal_event,
+            terminal_event_seen=verdict.terminal_event_seen,
+        )
+        failure = self._interrupted
+        if failure is None and state.stage is Stage.TERMINATED:
+            failure = pod_state.termination_failure(pod, state)
+        run = resolution.RunFacts(
+            exit_code=state.exit_code,
+            stream_intact=intact,
+            cancelled=self._ctx.cancel_requested,
+            interrupted=self._interrupted is not None,
+            system_failure=failure,
+        )
+        return LogResult(run, verdict, self._transcript)
+
+    def _vanished(self) -> LogResult:
+        """R22a: the pod vanished before its agent container terminated."""
+        self._transcript.sha256 = self._follower.sha256
+        cancelled = self._ctx.cancel_requested
+        run = resolution.RunFacts(
+            exit_code=None,
+            stream_intact=False,
+            cancelled=cancelled,
+            interrupted=not cancelled,
+            system_failure=None if cancelled else self._interrupted,
+        )
+        return LogResult(run, self._reader.close(), self._transcript)

@@ -1,0 +1,147 @@
+"""The life of a phase's pod: its prompt, its storage credentials, the pod itself, and
+stopping it. Every object is created owned by the Phase; one of the same name that
+another owner left behind is waited on (``RetryLater``), never used."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+import aiohttp
+
+from agentjobs.adapters import paths
+from agentjobs.adapters.kube import ApiError, JsonObject
+from agentjobs.handlers.errors import RetryLater, log_retry
+from agentjobs.handlers.phase_context import Attempt, PhaseContext
+from agentjobs.logic import naming, ownership, pods
+from agentjobs.models.contract import FailureKind, SystemFailure
+from agentjobs.models.resources import API_VERSION
+
+logger = logging.getLogger(__name__)
+
+
+async def create_owned(ctx: PhaseContext, collection: str, body: JsonObject) -> None:
+    """Create ``body``, or find it already there and ours (a restart); another owner's
+    object of that name is a leftover still being removed: wait for it."""
+    if await ctx.kube.create(collection, body) is not None:
+        return
+    existing = await ctx.kube.get(f"{collection}/{body['metadata']['name']}")
+    if existing is None:
+        raise RetryLater(f"{body['kind']} {body['metadata']['name']!r} was just removed")
+    if not ownership.owned_by(existing, ctx.uid):
+        raise RetryLater(ownership.describe_foreign(existing))
+
+
+async def create_pod(ctx: PhaseContext, attempt: Attempt) -> SystemFailure | None:
+    """The attempt's ConfigMap, Secret and pod; a failure when the phase cannot run at all."""
+    spec = ctx.spec
+    owner = pods.Owner(API_VERSION, "Phase", ctx.name, ctx.uid)
+    prompt = spec.prompt
+    if prompt is None and spec.prompt_from is not None:
+        prompt, failure = await _referenced_prompt(ctx)
+        if failure is not None:
+            return failure
+    sidecars = await _prepare_storage(ctx, attempt, owner)
+    inputs = [item.model_dump(mode="json") for item in spec.inputs or []]
+    config_map = pods.prompt_config_map(
+        phase_resource=ctx.name,
+        namespace=ctx.namespace,
+        owner=owner,
+        prompt=prompt or "",
+        inputs_json=json.dumps(inputs) if sidecars else None,
+    )
+    pod = pods.phase_pod(
+        spec,
+        phase_resource=ctx.name,
+        namespace=ctx.namespace,
+        owner=owner,
+        attempt=attempt.number,
+        sidecars=sidecars,
+        security=ctx.config.security,
+    )
+    try:
+        await create_owned(ctx, paths.config_map(ctx.namespace), config_map)
+        await create_owned(ctx, paths.pod(ctx.namespace), pod)
+    except ApiError as error:
+        # A quota or an invalid pod is the phase's blocker; any other refusal is the
+        # operator's own permissions: raised, so that it is logged and retried.
+        quota = error.forbidden and "exceeded quota" in error.message
+        if quota or error.status in (400, 422):
+            return SystemFailure(
+                kind=FailureKind.QUOTA if quota else FailureKind.CONFIG,
+                code=error.reason or "PodRejected",
+                message=f"the phase's pod was refused: {error.message}",
+            )
+        raise
+    return None
+
+
+async def _prepare_storage(
+    ctx: PhaseContext, attempt: Attempt, owner: pods.Owner
+) -> pods.Sidecars | None:
+    """The bucket and this phase's credentials Secret; the sidecars that use them."""
+    if ctx.storage is None or attempt.bucket is None or attempt.root is None:
+        return None
+    await ctx.storage.ensure_bucket(attempt.bucket, ctx.report_waiting)
+    settings = ctx.storage.store.settings
+    # The Phase's UID is in the name, so an AlreadyExists is this Phase's own Secret (the
+    # operator may create Secrets but never read them).
+    secret_name = naming.storage_secret(ctx.name, ctx.uid)
+    await ctx.kube.create(
+        paths.secret(ctx.namespace),
+        pods.storage_secret(
+            name=secret_name,
+            namespace=ctx.namespace,
+            owner=owner,
+            access_key=settings.access_key,
+            secret_key=settings.secret_key,
+        ),
+    )
+    return pods.Sidecars(
+        image=ctx.config.image,
+        storage_environment=ctx.storage.settings_environment,
+        credentials_secret=secret_name,
+        bucket=attempt.bucket,
+        attempt_root=attempt.root,
+        harvest_interval_seconds=ctx.config.harvest_interval_seconds,
+        has_inputs=bool(ctx.spec.inputs),
+    )
+
+
+async def _referenced_prompt(ctx: PhaseContext) -> tuple[str | None, SystemFailure | None]:
+    assert ctx.spec.prompt_from is not None
+    ref = ctx.spec.prompt_from.config_map_key_ref
+    config_map = await ctx.kube.get(paths.config_map(ctx.namespace, ref.name))
+    prompt = ((config_map or {}).get("data") or {}).get(ref.key)
+    if prompt is None:
+        return None, SystemFailure(
+            kind=FailureKind.CONFIG,
+            code="PromptNotFound",
+            message=f"the prompt is not in ConfigMap {ref.name!r} under key {ref.key!r}",
+        )
+    return str(prompt), None
+
+
+async def delete_pod(ctx: PhaseContext, pod: JsonObject, *, grace_seconds: int) -> None:
+    """Stop the phase's own pod (by its UID), retrying until the API server takes it."""
+    ctx.deleted_by_operator = True
+    name, uid = pod["metadata"]["name"], pod["metadata"]["uid"]
+    backoff = 1.0
+    while True:
+        try:
+            await ctx.kube.delete(
+                paths.pod(ctx.namespace, name), grace_period_seconds=grace_seconds, uid=uid
+            )
+            return
+        except (ApiError, aiohttp.ClientError, TimeoutError) as error:
+            log_retry(
+                logger, f"phase {ctx.namespace}/{ctx.name}: stopping pod {name}", error, backoff
+            )
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, 60.0)
+
+
+async def delete_secret(ctx: PhaseContext) -> None:
+    """The credentials are needed no more once the phase has ended."""
+    await ctx.kube.delete(paths.secret(ctx.namespace, naming.storage_secret(ctx.name, ctx.uid)))

@@ -1,0 +1,21 @@
+"""A status as the API's JSON, and the merge patch that turns the old status into the new."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+
+def dump_status(status: BaseModel) -> dict[str, Any]:
+    dumped: dict[str, Any] = status.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped
+
+
+def status_patch(new: BaseModel, old: BaseModel) -> dict[str, Any] | None:
+    """A JSON merge patch from ``old`` to ``new`` (removing fields ``new`` lacks); None when
+    they are the same, so that a reconcile that changes nothing writes nothing."""
+    after, before = dump_status(new), dump_status(old)
+    if after == before:
+        return None
+    return {**{key: None for key in before if key not in after}, **after}
