@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from devcluster import testing
+from devcluster import components, processes, testing
 from devcluster.layout import NODE_NAME
 from devcluster.testing import DevCluster, Kubectl
 
@@ -488,3 +488,12 @@ def test_the_operator_image_runs_as_its_dockerfile_user_under_run_as_non_root(
     assert pod["status"]["phase"] == "Succeeded", pod["status"]
     assert kubectl.run("logs", "nonroot", "-c", "main", "-n", namespace).stdout.startswith("usage")
     assert kubectl.run("logs", "nonroot", "-c", "ids", "-n", namespace).stdout == "65532\n65532\n"
+
+
+def test_restart_brings_a_component_back_as_a_new_process(local_cluster: DevCluster) -> None:
+    pid_file = local_cluster.layout.pid_file("versitygw")
+    before = processes.alive(pid_file)
+    testing.restart("s3")
+    after = processes.alive(pid_file)
+    assert after is not None and after != before
+    assert components.S3.healthy(local_cluster.layout)
