@@ -104,7 +104,9 @@ class TerminatingPodWorker(PodWorkerBase):
             moved = asyncio.create_task(self.deadline_moved.wait())
             try:
                 timeout = max(0.0, self.deadline - time.time())
-                await asyncio.wait([*tasks.values(), moved], timeout=timeout)
+                await asyncio.wait(
+                    [*tasks.values(), moved], timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                )
             finally:
                 moved.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

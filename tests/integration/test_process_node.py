@@ -497,3 +497,33 @@ def test_restart_brings_a_component_back_as_a_new_process(local_cluster: DevClus
     after = processes.alive(pid_file)
     assert after is not None and after != before
     assert components.S3.healthy(local_cluster.layout)
+
+
+def test_deleting_a_pod_in_init_stops_its_sidecar_at_once_despite_a_long_grace(
+    kubectl: Kubectl, namespace: str
+) -> None:
+    # Each container is stopped as soon as it exits, not at the end of the grace period:
+    # a phase pod (grace 3600 s for the harvester) deleted during init must go in seconds.
+    sidecar = {
+        "name": "side",
+        "image": "busybox",
+        "restartPolicy": "Always",
+        "command": [
+            "sh",
+            "-c",
+            "trap 'echo got-term; exit 0' TERM; while true; do sleep 0.1; done",
+        ],
+    }
+    waiting = {"name": "wait", "image": "busybox", "command": ["sh", "-c", "sleep 600"]}
+    manifest = _pod("in-init", "true", initContainers=[sidecar, waiting])
+    manifest["spec"]["terminationGracePeriodSeconds"] = 3600
+    kubectl.apply(manifest, namespace)
+    _wait(
+        kubectl,
+        namespace,
+        "in-init",
+        lambda p: "running" in _main_status(p, "wait").get("state", {}),
+    )
+    started = time.monotonic()
+    kubectl.run("delete", "pod", "in-init", "-n", namespace, "--timeout=30s")
+    assert time.monotonic() - started < 20
