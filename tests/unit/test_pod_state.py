@@ -4,7 +4,8 @@ Cases: the agent container waiting, running and terminated; an ended pod
 whose agent never ran; image pull errors (auth or not), config errors,
 unschedulable pods and plain slowness as blockers, and only those ending a
 phase, counted from the pod's creation; deletions, disruptions, evictions and
-lost nodes as interruptions; deadlines, OOM kills and start errors as failures; a clean exit as no failure; whether the
+lost nodes as interruptions, a deletion after the agent's own end not; deadlines,
+OOM kills and start errors as failures; a clean exit as no failure; whether the
 harvester sidecar is done.
 """
 
@@ -228,3 +229,14 @@ def test_r22a_disruption_eviction_and_node_loss_are_interruptions(
 
 def test_a_running_pod_is_not_interrupted() -> None:
     assert pod_state.interruption(pod({"running": {}}), deleted_by_operator=False) is None
+
+
+def test_a_deletion_after_the_agent_ended_on_its_own_is_not_an_interruption() -> None:
+    ended = pod({"terminated": {"exitCode": 0, "finishedAt": "2026-12-01T09:00:00Z"}})
+    late = {"deletionTimestamp": "2026-12-01T09:00:40Z", "deletionGracePeriodSeconds": 30}
+    agent = pod_state.agent_state(ended, "agent")
+    after = {**ended, "metadata": late}
+    assert pod_state.interruption(after, deleted_by_operator=False, agent=agent) is None
+    early = {"deletionTimestamp": "2026-12-01T09:00:30Z", "deletionGracePeriodSeconds": 30}
+    before = {**ended, "metadata": early}
+    assert pod_state.interruption(before, deleted_by_operator=False, agent=agent) is not None

@@ -79,3 +79,15 @@ def test_a_phase_whose_harvester_never_finished_cannot_complete() -> None:
     assert partial.artifacts is not None
     assert [a.kept_as for a in partial.artifacts.artifacts] == ["failed_phase"]
     assert partial.task_outcome.terminal_reason == "ArtifactsIncomplete"
+
+
+def test_a_field_gone_from_a_nested_object_is_nulled_in_the_patch() -> None:
+    record = {"stream_intact": True, "transcript_bytes": 1, "transcript_sha256": "ab"}
+    report = {"state": "success"}
+    before = PhaseResourceStatus.model_validate(
+        {"run": {**record, "report": report, "last_message": "the agent's last words"}}
+    )
+    after = PhaseResourceStatus.model_validate({"run": {**record, "report": report}})
+    patch = status_patch.status_patch(after, before)
+    assert patch is not None and patch["run"]["lastMessage"] is None
+    assert patch["run"]["report"] == {"state": "success", "warnings": []}

@@ -96,7 +96,7 @@ class LogReading:
             if pod is None:
                 return self._vanished()
             state = pod_state.agent_state(pod, pods.AGENT_CONTAINER)
-            self._note_interruption(pod)
+            self._note_interruption(pod, state)
             if state.stage is Stage.TERMINATED:
                 return await self._finish(pod, state)
             if self._interrupted is not None and (errored or self._past_grace()):
@@ -148,12 +148,11 @@ class LogReading:
                 ctx.body, reason="ReportRead", message=f"the agent's report reads {report.state}"
             )
 
-    def _note_interruption(self, pod: JsonObject) -> None:
+    def _note_interruption(self, pod: JsonObject, state: AgentState) -> None:
         if self._interrupted is not None:
             return
-        self._interrupted = pod_state.interruption(
-            pod, deleted_by_operator=self._ctx.deleted_by_operator or self._ctx.cancel_requested
-        )
+        stopping = self._ctx.deleted_by_operator or self._ctx.cancel_requested
+        self._interrupted = pod_state.interruption(pod, deleted_by_operator=stopping, agent=state)
         if self._interrupted is not None:
             deadline = pod_state.removal_deadline(pod)
             grace = INTERRUPTED_GRACE_SECONDS

@@ -14,8 +14,9 @@ it against the progress already recorded (R14).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from agentjobs.adapters import paths
 from agentjobs.adapters.kube import JsonObject, Kube
@@ -32,9 +33,9 @@ from agentjobs.models.resources import PhaseResourceStatus
 
 logger = logging.getLogger(__name__)
 RECHECK_SECONDS = 2.0
-# An interrupted pod whose harvester never reports (its node is gone) is waited on this
-# long past its deletion deadline.
-HARVEST_GRACE_SECONDS = 30.0
+# A pod still there this long past its deletion deadline has no kubelet stopping it (its
+# node is gone): it is not waited on any longer.
+HARVEST_GRACE = timedelta(seconds=30)
 
 
 class PhaseRunner:
@@ -107,7 +108,15 @@ class PhaseRunner:
         verdict: ReaderVerdict | None,
         transcript: Transcript | None,
     ) -> None:
-        """Store the transcript, checkpoint the run's facts, then collect and finish."""
+        """Let the harvester finish, store the transcript, checkpoint the run's facts (with
+        what the pod's final status adds), then collect and finish."""
+        pod = await self._settle_pod(ctx, attempt)
+        if pod is not None and not (run.cancelled or run.interrupted):
+            agent = pod_state.agent_state(pod, pods.AGENT_CONTAINER)
+            stopping = ctx.deleted_by_operator or ctx.cancel_requested
+            cut = pod_state.interruption(pod, deleted_by_operator=stopping, agent=agent)
+            if cut is not None:
+                run = dataclasses.replace(run, interrupted=True, system_failure=cut)
         if transcript is not None:
             await phase_finish.store_transcript(ctx, attempt, transcript)
         record = run_checkpoint.record(
@@ -119,19 +128,18 @@ class PhaseRunner:
         if not await ctx.write_status(ctx.status.model_copy(update={"run": record})):
             return
         run, restored = run_checkpoint.restore(record)
-        await self._settle_pod(ctx, attempt)
         await phase_finish.finish(ctx, attempt, run, restored)
 
-    async def _settle_pod(self, ctx: PhaseContext, attempt: Attempt) -> None:
+    async def _settle_pod(self, ctx: PhaseContext, attempt: Attempt) -> JsonObject | None:
         """A pod whose agent never started is removed (nothing of it is left to sync); any
-        other is left to its harvester's last sync."""
+        other is left to its harvester's last sync. The pod as last seen, if it is there."""
         pod = await ctx.current_pod(attempt.pod_name)
         if pod is None:
-            return
+            return None
         if pod_state.agent_state(pod, pods.AGENT_CONTAINER).stage is Stage.WAITING:
             await phase_pod.delete_pod(ctx, pod, grace_seconds=0)
-            return
-        await self._wait_for_harvester(ctx, attempt)
+            return None
+        return await self._wait_for_pod_end(ctx, attempt)
 
     async def _wait_for_agent(
         self, ctx: PhaseContext, pod_name: str
@@ -159,22 +167,18 @@ class PhaseRunner:
             left = (deadline - now).total_seconds() if deadline else RECHECK_SECONDS
             await ctx.wait(min(RECHECK_SECONDS, left))
 
-    async def _wait_for_harvester(self, ctx: PhaseContext, attempt: Attempt) -> None:
-        """Until the harvester's last sync is done: it has ended, or the pod is gone."""
-        if ctx.storage is None:
-            return
+    async def _wait_for_pod_end(self, ctx: PhaseContext, attempt: Attempt) -> JsonObject | None:
+        """Until the pod has ended, so its harvester's last sync is done and its final status
+        (where the kubelet writes an eviction) is in; None when it is gone."""
         waited = 0.0
         while True:
             pod = await ctx.current_pod(attempt.pod_name)
-            if pod is None or pod_state.has_ended(pod, pods.HARVESTER_CONTAINER):
-                return
+            if pod is None or pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+                return pod
             deadline = pod_state.removal_deadline(pod)
-            interrupted = pod_state.interruption(pod, deleted_by_operator=True)
-            if interrupted is not None and deadline is not None:
-                late = (datetime.now(UTC) - deadline).total_seconds()
-                if late > HARVEST_GRACE_SECONDS:
-                    return  # the node that runs it is gone: its manifest says how far it got
-            if waited >= RECHECK_SECONDS:
+            if deadline is not None and datetime.now(UTC) - deadline > HARVEST_GRACE:
+                return pod  # no kubelet is stopping it: its manifest says how far it got
+            if waited >= RECHECK_SECONDS and ctx.storage is not None:
                 line = await ctx.kube.log_tail(
                     ctx.namespace, attempt.pod_name, pods.HARVESTER_CONTAINER
                 )

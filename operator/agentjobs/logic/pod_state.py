@@ -36,6 +36,7 @@ class AgentState:
     reason: str | None = None
     message: str | None = None
     exit_code: int | None = None
+    finished_at: str | None = None
 
 
 def _agent_status(pod: dict[str, Any], container: str) -> dict[str, Any] | None:
@@ -56,6 +57,7 @@ def agent_state(pod: dict[str, Any], container: str) -> AgentState:
             terminated.get("reason"),
             terminated.get("message"),
             terminated.get("exitCode"),
+            terminated.get("finishedAt"),
         )
     if "running" in state:
         return AgentState(Stage.RUNNING)
@@ -173,13 +175,29 @@ def pending_deadline(pod: dict[str, Any], *, timeout: float) -> datetime | None:
     return None if created is None else created + timedelta(seconds=timeout)
 
 
-def interruption(pod: dict[str, Any], *, deleted_by_operator: bool) -> SystemFailure | None:
+def _deleted_after(pod: dict[str, Any], agent: AgentState | None) -> bool:
+    """The deletion came after the agent had ended on its own (a second of slack, since
+    pod times are kept to the second)."""
+    meta = pod.get("metadata", {})
+    removal, finished = _time(meta.get("deletionTimestamp")), _time(agent and agent.finished_at)
+    if removal is None or finished is None:
+        return False
+    requested = removal - timedelta(seconds=int(meta.get("deletionGracePeriodSeconds") or 0))
+    return requested > finished + timedelta(seconds=1)
+
+
+def interruption(
+    pod: dict[str, Any], *, deleted_by_operator: bool, agent: AgentState | None = None
+) -> SystemFailure | None:
     """R22a: the pod is being taken away from its agent, from the pod's own signals.
 
-    A deletion the operator did not ask for (its agent then exits 143, 137, or 0
-    on a clean SIGTERM, none of which is the agent's verdict), a
-    ``DisruptionTarget`` condition (eviction, preemption, a taint on a lost
-    node), the kubelet's eviction and the node controller's ``NodeLost``.
+    A deletion the operator did not ask for, unless it came after the agent had
+    ended (its agent then exits 143, 137, or 0 on a clean SIGTERM, none of which
+    is the agent's verdict); a ``DisruptionTarget`` condition (eviction,
+    preemption, a taint on a lost node), the kubelet's eviction and the node
+    controller's ``NodeLost``. The kubelet writes an eviction's reason and
+    condition only with the pod's final status, after the agent's exit, so
+    those interrupt whatever the exit code.
     """
     meta, status = pod.get("metadata", {}), pod.get("status", {})
     for condition in status.get("conditions") or []:
@@ -195,7 +213,7 @@ def interruption(pod: dict[str, Any], *, deleted_by_operator: bool) -> SystemFai
             code=str(status["reason"]),
             message=status.get("message") or f"the pod was lost ({status['reason']})",
         )
-    if meta.get("deletionTimestamp") and not deleted_by_operator:
+    if meta.get("deletionTimestamp") and not deleted_by_operator and not _deleted_after(pod, agent):
         return SystemFailure(
             kind=FailureKind.TRANSIENT,
             code="PodDeleted",

@@ -1,0 +1,183 @@
+"""Verdicts that survive what a real cluster does (issue 9), on the local cluster.
+
+Each test makes one fault happen for real and checks the verdict the operator
+writes: an ended Execution is not written again; a follow stream dropped just
+before the report still gives the report, with the stream intact; an Execution
+deleted and applied again under its name runs its own Phase and pod; a Phase
+deleted from outside ends its Execution interrupted and is never re-run; a pod
+deleted from outside or evicted is interrupted, not the agent's 143 or 0; a
+slow but healthy start is not failed by the pending timeout; a restart after
+the run's facts were checkpointed never reads the log again.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from devcluster import testing
+from devcluster.testing import Kubectl
+from tests.integration.operator_fixtures import (
+    OperatorProcess,
+    phase_status,
+    wait_finished,
+    wait_for,
+)
+
+# Leaves a deliverable and reports success with the comment given.
+REPORT = (
+    'echo result > "$AGENTJOBS_OUTPUT_DIR/result.txt"; '
+    'echo \'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "%s"}\'; '
+    "echo TASK_RESULT_END"
+)
+
+
+def execution(name: str, *scripts: str, **defaults: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "agentjobs.io/v1alpha1",
+        "kind": "Execution",
+        "metadata": {"name": name},
+        "spec": {
+            "defaults": {"image": "busybox", "command": ["sh", "-c"], **defaults},
+            "phases": [
+                {"name": f"step{i}", "prompt": "Do it.", "args": [script]}
+                for i, script in enumerate(scripts)
+            ],
+        },
+    }
+
+
+def resource_version(kubectl: Kubectl, namespace: str, kind: str, name: str) -> str:
+    return str(kubectl.json("get", "-n", namespace, kind, name)["metadata"]["resourceVersion"])
+
+
+def events(kubectl: Kubectl, namespace: str, reason: str) -> list[Any]:
+    items = kubectl.json("get", "events", "-n", namespace)["items"]
+    return [e for e in items if e.get("reason") == reason]
+
+
+def test_an_ended_execution_is_not_written_again(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
+) -> None:
+    manifest = execution("precancelled", "sleep 30")
+    manifest["spec"]["cancel"] = True
+    kubectl.apply(manifest, namespace)
+    assert wait_finished(kubectl, namespace, "precancelled")["status"] == "cancelled"
+    before = resource_version(kubectl, namespace, "execution", "precancelled")
+    time.sleep(5)
+    assert resource_version(kubectl, namespace, "execution", "precancelled") == before
+
+
+def test_a_stream_dropped_just_before_the_report_still_gives_the_report(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
+) -> None:
+    # 40 lines of 'line NN' are 320 bytes: the stream is cut a few bytes before the report.
+    testing.drop_log_streams(namespace, "dropped-0-step0-a1", "agent", after_bytes=316, times=3)
+    script = "for i in $(seq 10 49); do echo line $i; done; sleep 1; " + REPORT % "tail kept"
+    kubectl.apply(execution("dropped", script), namespace)
+    status = wait_finished(kubectl, namespace, "dropped")
+    phase = phase_status(kubectl, namespace, "dropped-0-step0")
+    assert (status["status"], phase["report"]["comments"]) == ("completed", "tail kept")
+    assert phase["streamIntact"] is True
+    assert phase["run"]["transcriptBytes"] == phase["log"]["bytesRead"] > 320
+
+
+def test_an_execution_applied_again_under_its_name_runs_its_own_phase(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
+) -> None:
+    kubectl.apply(execution("again", "sleep 3; " + REPORT % "first"), namespace)
+    wait_for(
+        lambda: phase_status(kubectl, namespace, "again-0-step0").get("status") == "running",
+        what="the first incarnation to run",
+    )
+    kubectl.run("delete", "execution", "again", "-n", namespace, "--wait=false")
+    kubectl.apply(execution("again", REPORT % "second"), namespace)
+    status = wait_finished(kubectl, namespace, "again", timeout=90)
+    uid = kubectl.json("get", "-n", namespace, "execution", "again")["metadata"]["uid"]
+    phase = kubectl.json("get", "-n", namespace, "phase", "again-0-step0")
+    assert phase["metadata"]["ownerReferences"][0]["uid"] == uid
+    assert (status["status"], phase["status"]["report"]["comments"]) == ("completed", "second")
+    pod = kubectl.json("get", "-n", namespace, "pod", "again-0-step0-a1")
+    assert pod["metadata"]["ownerReferences"][0]["uid"] == phase["metadata"]["uid"]
+
+
+def test_a_phase_deleted_from_outside_interrupts_and_is_never_run_again(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
+) -> None:
+    kubectl.apply(execution("cut", "sleep 30", "echo never"), namespace)
+    wait_for(
+        lambda: phase_status(kubectl, namespace, "cut-0-step0").get("status") == "running",
+        what="the phase to run",
+    )
+    kubectl.run("delete", "phase", "cut-0-step0", "-n", namespace)
+    status = wait_finished(kubectl, namespace, "cut")
+    assert (status["status"], status["currentPhase"]) == ("interrupted", "step0")
+    assert "'step0' was deleted" in status["taskOutcome"]["summary"]
+    time.sleep(3)
+    assert kubectl.json("get", "phases", "-n", namespace)["items"] == []
+
+
+def test_a_pod_deleted_from_outside_is_interrupted_even_when_its_agent_exits_0(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
+) -> None:
+    script = "trap 'echo bye; exit 0' TERM; while true; do sleep 0.1; done"
+    kubectl.apply(execution("deleted", script), namespace)
+    wait_for(
+        lambda: phase_status(kubectl, namespace, "deleted-0-step0").get("status") == "running",
+        what="the phase to run",
+    )
+    time.sleep(1)
+    kubectl.run("delete", "pod", "deleted-0-step0-a1", "-n", namespace, "--wait=false")
+    status = wait_finished(kubectl, namespace, "deleted")
+    assert status["status"] == "interrupted"
+    assert status["taskOutcome"]["terminalReason"] == "PodDeleted"
+
+
+def test_an_evicted_pod_is_interrupted(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
+) -> None:
+    kubectl.apply(execution("evicted", "sleep 60"), namespace)
+    wait_for(
+        lambda: phase_status(kubectl, namespace, "evicted-0-step0").get("status") == "running",
+        what="the phase to run",
+    )
+    time.sleep(1)
+    testing.evict_pod(namespace, "evicted-0-step0-a1", message="The node was low on memory.")
+    status = wait_finished(kubectl, namespace, "evicted")
+    assert status["status"] == "interrupted"
+    assert status["taskOutcome"]["terminalReason"] == "TerminationByKubelet"
+
+
+def test_a_slow_start_is_not_failed_by_the_pending_timeout(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
+) -> None:
+    # The operator's pending timeout is 4 s here. With the node stopped for 8 s the pod
+    # waits with no container started, a wait that time ends: it must not fail the phase.
+    testing.stop_node()
+    try:
+        kubectl.apply(execution("slow-start", REPORT % "started late"), namespace)
+        time.sleep(8)
+        assert phase_status(kubectl, namespace, "slow-start-0-step0").get("status") == "running"
+    finally:
+        testing.start_node()
+    status = wait_finished(kubectl, namespace, "slow-start")
+    assert (status["status"], status["taskOutcome"]["summary"]) == ("completed", "started late")
+
+
+def test_a_restart_after_the_checkpoint_does_not_read_the_log_again(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
+) -> None:
+    kubectl.apply(execution("judged", "echo working; " + REPORT % "judged once"), namespace)
+    wait_for(
+        lambda: "run" in phase_status(kubectl, namespace, "judged-0-step0"),
+        what="the run's facts to be checkpointed",
+    )
+    operator.kill()
+    operator.start()
+    status = wait_finished(kubectl, namespace, "judged")
+    assert status["status"] == "completed"
+    phase = phase_status(kubectl, namespace, "judged-0-step0")
+    assert phase["run"]["report"]["comments"] == "judged once"
+    assert "lastMessage" not in phase["run"]
+    time.sleep(1)
+    assert len(events(kubectl, namespace, "ReportRead")) == 1
