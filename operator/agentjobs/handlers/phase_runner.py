@@ -111,12 +111,8 @@ class PhaseRunner:
         """Let the harvester finish, store the transcript, checkpoint the run's facts (with
         what the pod's final status adds), then collect and finish."""
         pod = await self._settle_pod(ctx, attempt)
-        if pod is not None and not (run.cancelled or run.interrupted):
-            agent = pod_state.agent_state(pod, pods.AGENT_CONTAINER)
-            stopping = ctx.deleted_by_operator or ctx.cancel_requested
-            cut = pod_state.interruption(pod, deleted_by_operator=stopping, agent=agent)
-            if cut is not None:
-                run = dataclasses.replace(run, interrupted=True, system_failure=cut)
+        if pod is not None and transcript is not None:
+            run = _with_final_status(run, pod, stopping=ctx.deleted_by_operator)
         if transcript is not None:
             await phase_finish.store_transcript(ctx, attempt, transcript)
         record = run_checkpoint.record(
@@ -206,6 +202,21 @@ def _running(ctx: PhaseContext, attempt: Attempt, message: str) -> PhaseResource
         generation=ctx.generation,
         now=datetime.now(UTC),
     )
+
+
+def _with_final_status(
+    run: resolution.RunFacts, pod: JsonObject, *, stopping: bool
+) -> resolution.RunFacts:
+    """The run's facts with what only the pod's final status says: the kubelet writes a
+    deadline's or an eviction's reason there, after the agent's own exit."""
+    agent = pod_state.agent_state(pod, pods.AGENT_CONTAINER)
+    if run.cancelled or run.interrupted or agent.stage is not Stage.TERMINATED:
+        return run
+    cut = pod_state.interruption(pod, deleted_by_operator=stopping, agent=agent)
+    if cut is not None:
+        return dataclasses.replace(run, interrupted=True, system_failure=cut)
+    failure = pod_state.termination_failure(pod, agent)
+    return dataclasses.replace(run, system_failure=failure or run.system_failure)
 
 
 def _never_ran(
