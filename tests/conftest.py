@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest_plugins = ["tests.integration.operator_fixtures"]
+pytest_plugins = ["tests.cluster_fixtures", "tests.integration.operator_fixtures"]
 
 
 @pytest.fixture(autouse=True)

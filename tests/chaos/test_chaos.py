@@ -1,0 +1,216 @@
+"""Verdicts that survive chaos: Executions run while everything around them fails.
+
+While the Executions of tests/chaos/plan.py run, the operator is SIGKILLed at random
+moments and restarted, the API server and the S3 store are restarted, follow streams
+of agent logs are cut, and pods, Phases and Executions are deleted from outside (the
+last applied again under the same name). Afterwards every Execution has exactly its
+agent's verdict (``interrupted`` where it was cut), every phase ran one pod, every
+object is owned by the resource it belongs to, nothing is stuck, and no status is
+written again in the 10 s after the end.
+
+``make test`` runs a short version; ``make chaos`` runs 100 kills over 50 Executions
+(AGENTJOBS_CHAOS_KILLS, AGENTJOBS_CHAOS_EXECUTIONS; AGENTJOBS_CHAOS_SEED repeats a run).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from devcluster import testing
+from devcluster.testing import Kubectl
+from tests.chaos.plan import Planned, plan
+from tests.integration.operator_fixtures import OperatorProcess
+
+T = TypeVar("T")
+KILLS = int(os.environ.get("AGENTJOBS_CHAOS_KILLS", "10"))
+EXECUTIONS = int(os.environ.get("AGENTJOBS_CHAOS_EXECUTIONS", "10"))
+SEED = int(os.environ.get("AGENTJOBS_CHAOS_SEED", str(random.SystemRandom().randrange(10**6))))
+WAVE = 10
+WAVE_TIMEOUT = 300.0
+
+
+def patiently(action: Callable[[], T], timeout: float = 60) -> T:
+    """``action``, tried again while the API server is restarting."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return action()
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+class Chaos:
+    def __init__(
+        self, kubectl: Kubectl, namespace: str, operator: OperatorProcess, rng: random.Random
+    ) -> None:
+        self.kubectl = kubectl
+        self.namespace = namespace
+        self.operator = operator
+        self.rng = rng
+        self.kills = 0
+        self.cut: set[str] = set()
+        self.incarnation: dict[str, int] = {}
+
+    def get(self, kind: str) -> list[Any]:
+        items: list[Any] = patiently(
+            lambda: self.kubectl.json("get", kind, "-n", self.namespace)["items"]
+        )
+        return items
+
+    def run(self, *args: str) -> None:
+        patiently(lambda: self.kubectl.run(*args, "-n", self.namespace))
+
+    def apply(self, planned: Planned, incarnation: int = 1) -> None:
+        self.incarnation[planned.name] = incarnation
+        patiently(lambda: self.kubectl.apply(planned.manifest(incarnation), self.namespace))
+
+    def kill_operator(self) -> None:
+        self.operator.kill()
+        time.sleep(self.rng.uniform(0, 1.0))
+        self.operator.start()
+        self.kills += 1
+
+    def cut_from_outside(self, wave: list[Planned]) -> None:
+        """Cut each marked Execution once its first agent is running."""
+        running = {
+            pod["metadata"]["name"]
+            for pod in self.get("pods")
+            if any(
+                c["name"] == "agent" and "running" in c.get("state", {})
+                for c in pod.get("status", {}).get("containerStatuses") or []
+            )
+        }
+        for planned in wave:
+            pod = f"{planned.name}-0-p0-a1"
+            if planned.fault == "none" or planned.name in self.cut or pod not in running:
+                continue
+            self.cut.add(planned.name)
+            if planned.fault == "delete-pod":
+                self.run("delete", "pod", pod, "--wait=false")
+            elif planned.fault == "delete-phase":
+                self.run("delete", "phase", f"{planned.name}-0-p0", "--wait=false")
+            else:
+                self.run("delete", "execution", planned.name, "--wait=false")
+                self.apply(planned, incarnation=2)
+
+    def finished(self, wave: list[Planned]) -> bool:
+        by_name = {e["metadata"]["name"]: e for e in self.get("executions")}
+        for planned in wave:
+            execution = by_name.get(planned.name)
+            if execution is None or (
+                self.incarnation[planned.name] == 1 and planned.fault == "reapply"
+            ):
+                return False
+            conditions = (execution.get("status") or {}).get("conditions") or []
+            if not any(c["type"] == "Finished" and c["status"] == "True" for c in conditions):
+                return False
+        return True
+
+
+def check_verdicts(chaos: Chaos, planned: list[Planned]) -> list[str]:
+    wrong = []
+    executions = {e["metadata"]["name"]: e for e in chaos.get("executions")}
+    phases = {p["metadata"]["name"]: p for p in chaos.get("phases")}
+    for item in planned:
+        status = executions[item.name].get("status", {})
+        if status.get("status") != item.expected_status:
+            wrong.append(f"{item.name}: {status.get('status')}, not {item.expected_status}")
+            continue
+        if item.expected_status == "interrupted":
+            continue
+        for index in range(item.phases):
+            phase = phases[f"{item.name}-{index}-p{index}"].get("status", {})
+            comment = (phase.get("report") or {}).get("comments")
+            expected = item.comment(index, chaos.incarnation[item.name])
+            if comment != expected or phase.get("streamIntact") is not True:
+                wrong.append(f"{item.name} phase {index}: {comment!r}, {phase.get('streamIntact')}")
+        if item.ending == "refused" and status.get("failureClassification") != "correct_refusal":
+            wrong.append(f"{item.name}: {status.get('failureClassification')}, not a refusal")
+        if item.ending == "crash" and status.get("failureClassification") != "platform":
+            wrong.append(f"{item.name}: {status.get('failureClassification')}, not platform")
+    return wrong
+
+
+def check_children(chaos: Chaos) -> list[str]:
+    """One pod per phase, each object owned by the resource of its name."""
+    wrong = []
+    executions = {e["metadata"]["name"]: e["metadata"]["uid"] for e in chaos.get("executions")}
+    phases = {p["metadata"]["name"]: p for p in chaos.get("phases")}
+    for name, phase in phases.items():
+        owner = phase["metadata"]["ownerReferences"][0]["uid"]
+        if owner != executions.get(phase["spec"]["executionName"]):
+            wrong.append(f"phase {name} is owned by {owner}")
+    pods_of: dict[str, list[str]] = {}
+    for pod in chaos.get("pods"):
+        name, owner = pod["metadata"]["name"], pod["metadata"]["ownerReferences"][0]["uid"]
+        phase_name = pod["metadata"]["labels"]["agentjobs.io/phase"]
+        pods_of.setdefault(phase_name, []).append(name)
+        if phase_name not in phases or phases[phase_name]["metadata"]["uid"] != owner:
+            wrong.append(f"pod {name} is owned by {owner}, not by Phase {phase_name}")
+        restarts = [c.get("restartCount", 0) for c in pod["status"].get("containerStatuses") or []]
+        if any(restarts):
+            wrong.append(f"pod {name} restarted a container")
+    for config_map in chaos.get("configmaps"):
+        refs = config_map["metadata"].get("ownerReferences") or []
+        phase_name = config_map["metadata"]["name"].removesuffix("-prompt")
+        if refs and (
+            phase_name not in phases or phases[phase_name]["metadata"]["uid"] != refs[0]["uid"]
+        ):
+            wrong.append(f"configmap {config_map['metadata']['name']} has the wrong owner")
+    wrong += [f"phase {p} ran pods {names}" for p, names in pods_of.items() if len(names) > 1]
+    return wrong
+
+
+def settled_versions(chaos: Chaos) -> dict[str, str]:
+    return {
+        f"{item['kind']}/{item['metadata']['name']}": item["metadata"]["resourceVersion"]
+        for kind in ("executions", "phases")
+        for item in chaos.get(kind)
+    }
+
+
+def test_every_verdict_survives_kills_restarts_drops_and_deletions(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
+) -> None:
+    print(f"chaos seed {SEED}: {EXECUTIONS} executions, {KILLS} kills")
+    rng = random.Random(SEED)
+    planned = plan(EXECUTIONS, rng)
+    chaos = Chaos(kubectl, namespace, operator, rng)
+    waves = [planned[i : i + WAVE] for i in range(0, len(planned), WAVE)]
+    kills_per_wave = math.ceil(KILLS / len(waves))
+    for number, wave in enumerate(waves):
+        for item in wave:
+            if rng.random() < 0.4:
+                after = rng.randrange(40, 400)
+                testing.drop_log_streams(
+                    namespace, f"{item.name}-0-p0-a1", "agent", after_bytes=after
+                )
+            chaos.apply(item)
+        restarts = ["apiserver", "s3"] if number == 0 else []
+        kills = min(kills_per_wave, KILLS - chaos.kills)
+        deadline = time.monotonic() + WAVE_TIMEOUT
+        while kills or restarts or not chaos.finished(wave):
+            assert time.monotonic() < deadline, f"wave {number} did not finish (seed {SEED})"
+            chaos.cut_from_outside(wave)
+            time.sleep(rng.uniform(0.3, 2.0))
+            if restarts and rng.random() < 0.2:
+                testing.restart(restarts.pop(0))
+            elif kills:
+                chaos.kill_operator()
+                kills -= 1
+    wrong = check_verdicts(chaos, planned)
+    assert not wrong, f"wrong verdicts (seed {SEED}): {wrong}"
+    time.sleep(5)  # the garbage collector removes the first incarnations' children
+    wrong = check_children(chaos)
+    assert not wrong, f"wrong children (seed {SEED}): {wrong}"
+    before = settled_versions(chaos)
+    time.sleep(10)
+    assert settled_versions(chaos) == before, f"statuses still written (seed {SEED})"
+    assert chaos.kills == KILLS
