@@ -63,6 +63,11 @@ class OperatorProcess:
         self._process.send_signal(signal.SIGKILL)
         self._process.wait(timeout=10)
 
+    def send(self, signum: int) -> None:
+        """Send a signal, e.g. SIGSTOP and SIGCONT to freeze and thaw it."""
+        assert self._process is not None
+        self._process.send_signal(signum)
+
     def stop(self) -> None:
         if self._process is not None and self._process.poll() is None:
             self._process.terminate()

@@ -9,7 +9,7 @@ conflict, forbidden; anything else is raised as :class:`ApiError`.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import aiohttp
@@ -126,6 +126,21 @@ class Kube:
                 return None
             raise
 
+    async def replace(self, path: str, body: JsonObject) -> JsonObject | None:
+        """Write ``body`` over the object (PUT); None on a conflict: the object changed since
+        ``body``'s ``metadata.resourceVersion`` was read, so another writer was first."""
+        try:
+            return await self._json("PUT", path, body=body)
+        except ApiError as error:
+            if error.status == 409:
+                return None
+            raise
+
+    def fenced(self, check: Callable[[], None]) -> Kube:
+        """This connection, calling ``check`` before each request it sends; ``check`` raises
+        to refuse one (e.g. from a replica that is no longer the leader)."""
+        return _FencedKube(self._api, check)
+
     async def delete(
         self, path: str, *, grace_period_seconds: int | None = None, uid: str | None = None
     ) -> None:
@@ -167,3 +182,13 @@ class Kube:
                 raise await _api_error(response)
             async for chunk in response.content.iter_any():
                 yield chunk
+
+
+class _FencedKube(Kube):
+    def __init__(self, api_client: Any, check: Callable[[], None]) -> None:
+        super().__init__(api_client)
+        self._check = check
+
+    async def _request(self, method: str, path: str, **kwargs: Any) -> aiohttp.ClientResponse:
+        self._check()
+        return await super()._request(method, path, **kwargs)

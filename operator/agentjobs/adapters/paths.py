@@ -23,3 +23,19 @@ def config_map(namespace: str, name: str = "") -> str:
 
 def secret(namespace: str, name: str = "") -> str:
     return f"/api/v1/namespaces/{namespace}/secrets" + (f"/{name}" if name else "")
+
+
+def lease(namespace: str, name: str = "") -> str:
+    return f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases" + (
+        f"/{name}" if name else ""
+    )
+
+
+def all_executions() -> str:
+    """Executions in every namespace."""
+    return f"/apis/{API_VERSION}/executions"
+
+
+def all_phases() -> str:
+    """Phases in every namespace."""
+    return f"/apis/{API_VERSION}/phases"

@@ -7,12 +7,13 @@ import asyncio
 import logging
 import os
 import secrets
+import socket
 from collections.abc import Callable
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from agentjobs.handlers.config import OperatorConfig
+from agentjobs.handlers.config import LeaderElection, OperatorConfig
 from agentjobs.logic.pod_security import RESTRICTED_CONTAINER, RESTRICTED_POD, PodSecurity
 from agentjobs.models.kubernetes import PodSecurityContext, SecurityContext
 
@@ -87,10 +88,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: the restricted profile)",
     )
     parser.add_argument(
-        "--peering",
+        "--leader-election",
         metavar="NAME",
-        help="elect one active replica through this KopfPeering object (for more than one "
-        "replica); without it the operator runs standalone",
+        help="elect the one acting replica through the coordination.k8s.io Lease of this name "
+        "(for more than one replica); without it the operator runs alone and always acts",
+    )
+    parser.add_argument(
+        "--leader-election-namespace",
+        metavar="NS",
+        help="the Lease's namespace (default: $POD_NAMESPACE, else the first --namespace, "
+        "else default)",
     )
     parser.add_argument(
         "--liveness",
@@ -98,6 +105,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="serve a liveness endpoint there, e.g. http://0.0.0.0:8080/healthz",
     )
     parser.add_argument("--verbose", "-v", action="store_true", help="log at debug level")
+
+
+def _leader_election(args: argparse.Namespace) -> LeaderElection | None:
+    if args.leader_election is None:
+        return None
+    namespace = (
+        args.leader_election_namespace
+        or os.environ.get("POD_NAMESPACE")
+        or (args.namespace or ["default"])[0]
+    )
+    # The pod's name says which replica leads; the suffix tells a restarted one from its past.
+    identity = f"{os.environ.get('HOSTNAME') or socket.gethostname()}_{secrets.token_hex(4)}"
+    return LeaderElection(name=args.leader_election, namespace=namespace, identity=identity)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -113,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
         image=args.image,
         harvest_interval_seconds=args.harvest_interval,
         security=PodSecurity(pod=args.pod_security_context, container=args.security_context),
+        namespaces=tuple(args.namespace or ()),
+        leader_election=_leader_election(args),
     )
     # Imported here, not at the top: kopf is heavy, and the sidecar commands must start fast.
     import kopf
@@ -122,10 +144,8 @@ def run(args: argparse.Namespace) -> int:
     assert registration.start is not None  # importing the module registers the handlers
     asyncio.run(
         kopf.operator(
-            standalone=args.peering is None,
-            peering_name=args.peering,
-            # Replicas of equal priority would all pause; distinct ones elect the highest.
-            priority=secrets.randbelow(2**31),
+            # Never kopf's peering: it pauses kopf's handlers but not the runners they start.
+            standalone=True,
             clusterwide=not args.namespace,
             namespaces=args.namespace or [],
             memo=kopf.Memo(config=config),

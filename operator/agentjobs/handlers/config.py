@@ -8,6 +8,15 @@ from agentjobs.logic.pod_security import PodSecurity
 
 
 @dataclass(frozen=True)
+class LeaderElection:
+    """The Lease through which replicas elect the one that acts, and this replica's name."""
+
+    name: str
+    namespace: str
+    identity: str
+
+
+@dataclass(frozen=True)
 class OperatorConfig:
     """How the operator runs phases.
 
@@ -15,7 +24,9 @@ class OperatorConfig:
     start (an image that cannot be pulled, a missing Secret, no room to
     schedule) before the phase fails as blocked; ``cancel_grace_seconds`` is
     the grace period a cancelled phase's pod gets; ``image`` is the operator's
-    own image, which phase pods run as their input fetcher and harvester.
+    own image, which phase pods run as their input fetcher and harvester;
+    ``namespaces`` are the watched namespaces (empty: every namespace);
+    ``leader_election`` None means this replica runs alone and always leads.
     """
 
     pending_timeout: float = 300.0
@@ -23,3 +34,5 @@ class OperatorConfig:
     image: str = "ghcr.io/agentjobs/agentjobs:0.1.0"
     harvest_interval_seconds: float = 10.0
     security: PodSecurity = field(default_factory=PodSecurity)
+    namespaces: tuple[str, ...] = ()
+    leader_election: LeaderElection | None = None

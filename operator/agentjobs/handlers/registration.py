@@ -2,7 +2,8 @@
 
 Only event-watching handlers are used, so kopf writes no annotation and no
 finalizer on anybody's objects: deleting an Execution never waits for the
-operator.
+operator. kopf runs standalone; replicas elect their leader by a Lease
+(:mod:`leadership`), and the :class:`Operator` ignores events while it does not lead.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import kopf
 from agentjobs.adapters.kube import Kube
 from agentjobs.adapters.object_store import ObjectStore, StorageNotConfigured, StorageSettings
 from agentjobs.handlers.config import OperatorConfig
+from agentjobs.handlers.leadership import Leadership
 from agentjobs.handlers.operator import Operator
 from agentjobs.handlers.phase_storage import PhaseStorage
 from agentjobs.logic import naming
@@ -30,8 +32,12 @@ async def start(
     settings.watching.server_timeout = 300
     # Phases end in bursts of events; reacting within 20 ms keeps an execution's end prompt.
     settings.batching.batch_window = 0.02
-    config = memo.get("config") or OperatorConfig()
-    memo["operator"] = Operator(await Kube.connect(), config, _storage(logger))
+    config: OperatorConfig = memo.get("config") or OperatorConfig()
+    kube = await Kube.connect()
+    election = config.leader_election
+    leadership = None if election is None else Leadership(kube, election)
+    memo["operator"] = operator = Operator(kube, config, _storage(logger), leadership)
+    operator.start()
 
 
 def _storage(logger: kopf.Logger) -> PhaseStorage | None:
@@ -59,7 +65,7 @@ async def execution_event(
     *, event: kopf.RawEvent, name: str, namespace: str | None, memo: kopf.Memo, **_: Any
 ) -> None:
     if event["type"] != "DELETED" and namespace:
-        await memo["operator"].executions.reconcile(namespace, name)
+        await memo["operator"].reconcile(namespace, name)
 
 
 @kopf.on.event(GROUP, VERSION, "phases")
@@ -82,7 +88,7 @@ async def phase_event(
     # A deleted Phase matters to its Execution too: deleted from outside, it ends it (R22a).
     execution = body.get("spec", {}).get("executionName")
     if execution:
-        await operator.executions.reconcile(namespace, execution)
+        await operator.reconcile(namespace, execution)
 
 
 @kopf.on.event("", "v1", "pods", labels={naming.LABEL_PHASE: kopf.PRESENT})
