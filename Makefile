@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install example test lint unit
+.PHONY: install example test lint unit chaos
 
 $(BIN)/agentjobs: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ unit: install
 
 test: lint
 	$(BIN)/pytest
+
+# The chaos suite at full strength: 100 operator kills over 50 Executions, with API server and
+# S3 restarts, cut log streams and deletions from outside (make test runs 10 kills).
+chaos: install
+	AGENTJOBS_CHAOS_KILLS=100 AGENTJOBS_CHAOS_EXECUTIONS=50 $(BIN)/pytest -s tests/chaos
 
 # --- Install and try it (issue 6) ------------------------------------------------------------
 .PHONY: demo chart manifests kind-up
