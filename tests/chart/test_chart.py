@@ -4,10 +4,11 @@ Fast: helm and the Kubernetes 1.35 JSON schemas shipped by `kubernetes-validate`
 cluster. Cases: `helm lint --strict` is clean for each set of values; every rendered
 object (CRDs included) validates against the Kubernetes 1.35 schemas; a typo'd key or a
 wrong type fails both `helm template` and `helm lint`; the chart's `crds/` holds the
-repository's `crds/` unchanged, plus kopf's peering CRDs; manifests/install.yaml is not
-stale; watching every namespace grants a ClusterRole only, listed namespaces a Role in
-each and nothing cluster-wide; more than one replica elects a leader through a peering
-object it may patch, one replica is replaced without overlap; the operator runs hardened
+repository's `crds/` unchanged and nothing else; manifests/install.yaml is not stale;
+watching every namespace grants a ClusterRole only, listed namespaces a Role in each and
+nothing cluster-wide; more than one replica elects a leader through a Lease it may create,
+get and update in the release's namespace only, one replica is replaced without overlap
+and has no Lease permission; nothing of kopf's peering is left; the operator runs hardened
 by default; the S3 keys reach it from a Secret, the chart's or an existing one; every
 object carries the app.kubernetes.io labels; every value in values.yaml is commented
 starting with its name; every object in values.schema.json forbids unknown keys, and its
@@ -29,7 +30,6 @@ from devcluster import manifests
 from tests.chart.conftest import CHART, REPO, Render, run_helm, set_flags
 
 KUBERNETES_VERSION = "1.35.0"
-PEERING_KINDS = {"KopfPeering", "ClusterKopfPeering"}
 VALUE_SETS = {
     "defaults": {},
     "namespaced": {"watchNamespaces": "{team-a,team-b}"},
@@ -76,9 +76,6 @@ def test_helm_lint_is_clean(helm: Path, name: str) -> None:
 def test_every_rendered_object_is_valid_kubernetes_1_35(render: Render, name: str) -> None:
     objects = render(VALUE_SETS[name], "--include-crds")
     for obj in objects:
-        if obj["kind"] in PEERING_KINDS:
-            assert obj["apiVersion"] == "kopf.dev/v1"  # a kind of the chart's own CRDs
-            continue
         kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
 
 
@@ -104,18 +101,13 @@ def test_a_typo_or_a_wrong_type_in_values_fails_template_and_lint(
         assert complaint in result.stdout + result.stderr
 
 
-def test_the_charts_crds_are_the_repositorys_crds_plus_kopfs_peering() -> None:
+def test_the_charts_crds_are_the_repositorys_crds_and_nothing_else() -> None:
     ours = {p.name: p.read_text() for p in (REPO / "crds").glob("*.yaml")}
     charts = {p.name: p.read_text() for p in (CHART / "crds").glob("*.yaml")}
     assert ours, "no CRDs in crds/"
     for name, text in ours.items():
         assert charts.get(name) == text, f"charts/agentjobs/crds/{name} is stale: make manifests"
-    assert set(charts) - set(ours) == {"kopf-peerings.yaml"}
-    peerings = list(yaml.safe_load_all(charts["kopf-peerings.yaml"]))
-    assert {(c["metadata"]["name"], c["spec"]["scope"]) for c in peerings} == {
-        ("kopfpeerings.kopf.dev", "Namespaced"),
-        ("clusterkopfpeerings.kopf.dev", "Cluster"),
-    }
+    assert set(charts) == set(ours)
 
 
 def test_install_yaml_is_not_stale(helm: Path) -> None:
@@ -157,36 +149,62 @@ def test_rbac_create_false_leaves_rbac_to_the_user(render: Render) -> None:
     assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == "default"
 
 
-@pytest.mark.parametrize(
-    ("name", "peering_kind", "rule_resource"),
-    [
-        ("replicas", "ClusterKopfPeering", "clusterkopfpeerings"),
-        ("replicas-namespaced", "KopfPeering", "kopfpeerings"),
-    ],
-)
-def test_more_than_one_replica_elects_a_leader_through_a_peering_object(
-    render: Render, name: str, peering_kind: str, rule_resource: str
+LEASE_RULES = [
+    {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+    {
+        "apiGroups": ["coordination.k8s.io"],
+        "resources": ["leases"],
+        "resourceNames": ["agentjobs"],
+        "verbs": ["get", "update"],
+    },
+]
+
+
+@pytest.mark.parametrize("name", ["replicas", "replicas-namespaced"])
+def test_more_than_one_replica_elects_a_leader_through_a_lease_in_its_own_namespace(
+    render: Render, name: str
 ) -> None:
     objects = render(VALUE_SETS[name])
-    (peering,) = by_kind(objects, peering_kind)
-    assert f"--peering={peering['metadata']['name']}" in operator_args(objects)
-    roles = by_kind(objects, "ClusterRole") + by_kind(objects, "Role")
-    for role in roles:
-        (rule,) = [r for r in role["rules"] if r["apiGroups"] == ["kopf.dev"]]
-        assert rule["resources"] == [rule_resource]
-        assert {"list", "watch", "patch"} <= set(rule["verbs"])
+    assert "--leader-election=agentjobs" in operator_args(objects)
     (deployment,) = by_kind(objects, "Deployment")
+    env = deployment["spec"]["template"]["spec"]["containers"][0]["env"]
+    (pod_namespace,) = [e for e in env if e["name"] == "POD_NAMESPACE"]
+    assert pod_namespace["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
     assert "strategy" not in deployment["spec"]  # rolling: the new replica waits its turn
+    (lease_role,) = [
+        r for r in by_kind(objects, "Role") if r["metadata"]["name"].endswith("-leader-election")
+    ]
+    assert lease_role["metadata"]["namespace"] == "agentjobs-system"
+    assert lease_role["rules"] == LEASE_RULES
+    (binding,) = [
+        b
+        for b in by_kind(objects, "RoleBinding")
+        if b["roleRef"]["name"] == lease_role["metadata"]["name"]
+    ]
+    assert binding["metadata"]["namespace"] == "agentjobs-system"
+    others = by_kind(objects, "ClusterRole") + by_kind(objects, "Role")
+    others.remove(lease_role)
+    assert all("leases" not in resources_granted(role) for role in others)
 
 
 def test_one_replica_never_overlaps_with_its_successor(render: Render) -> None:
     objects = render()
     (deployment,) = by_kind(objects, "Deployment")
     assert deployment["spec"]["strategy"] == {"type": "Recreate"}
-    assert not any(a.startswith("--peering") for a in operator_args(objects))
-    assert not by_kind(objects, "ClusterKopfPeering")
+    assert not any(a.startswith("--leader-election") for a in operator_args(objects))
+    assert not by_kind(objects, "Role")
     (role,) = by_kind(objects, "ClusterRole")
-    assert "clusterkopfpeerings" not in resources_granted(role)
+    assert "leases" not in resources_granted(role)
+
+
+@pytest.mark.parametrize("name", VALUE_SETS)
+def test_nothing_of_kopfs_peering_is_left(render: Render, name: str) -> None:
+    objects = render(VALUE_SETS[name], "--include-crds")
+    assert not [o for o in objects if o["apiVersion"].startswith("kopf.dev/")]
+    assert not [o for o in objects if o["metadata"]["name"].endswith(".kopf.dev")]
+    for role in by_kind(objects, "ClusterRole") + by_kind(objects, "Role"):
+        assert all("kopf.dev" not in rule["apiGroups"] for rule in role["rules"])
+    assert not any(a.startswith("--peering") for a in operator_args(objects))
 
 
 def test_the_operator_runs_hardened_by_default(render: Render) -> None:

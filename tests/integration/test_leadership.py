@@ -72,11 +72,11 @@ def replicas(
     follower = OperatorProcess(local_cluster.env, namespace, tmp_path / "follower.log", flags)
     leader.start()
     try:
-        wait_for(lambda: "leading:" in leader.log(), timeout=30, what="the first to lead")
+        wait_for(lambda: "leading as" in leader.log(), timeout=30, what="the first to lead")
         follower.start()
         # The follower has read the Lease and seen who holds it.
         wait_for(lambda: f"{namespace}/{LEASE} is held by" in follower.log(), timeout=30)
-        assert "leading:" not in follower.log()
+        assert "leading as" not in follower.log()
         yield Replicas(leader=leader, follower=follower, leader_log=leader_log)
     finally:
         for process in (leader, follower):

@@ -50,8 +50,8 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
-{{/* Leader election is on when more than one replica runs. */}}
-{{- define "agentjobs.peering" -}}
+{{/* Leader election is on when more than one replica runs: the name of the Lease they hold. */}}
+{{- define "agentjobs.leaderElection" -}}
 {{- if gt (int .Values.replicaCount) 1 }}{{ include "agentjobs.fullname" . }}{{ end }}
 {{- end }}
 
@@ -98,13 +98,4 @@ these rules, and shows that taking away any one of them makes the operator fail.
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create"]
-{{- end }}
-
-{{/* Leader election between replicas: kopf watches its peering object and writes its own
-heartbeat into it. */}}
-{{- define "agentjobs.peeringRule" -}}
-# Leader election (more than one replica): kopf's peering object.
-- apiGroups: ["kopf.dev"]
-  resources: [{{ .resource | quote }}]
-  verbs: ["list", "watch", "patch"]
 {{- end }}

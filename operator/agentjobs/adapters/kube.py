@@ -127,12 +127,12 @@ class Kube:
             raise
 
     async def replace(self, path: str, body: JsonObject) -> JsonObject | None:
-        """Write ``body`` over the object (PUT); None on a conflict: the object changed since
-        ``body``'s ``metadata.resourceVersion`` was read, so another writer was first."""
+        """Write ``body`` over the object (PUT); None when the object changed since ``body``'s
+        ``metadata.resourceVersion`` was read (another writer was first) or is gone."""
         try:
             return await self._json("PUT", path, body=body)
         except ApiError as error:
-            if error.status == 409:
+            if error.status in (404, 409):
                 return None
             raise
 

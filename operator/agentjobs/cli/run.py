@@ -107,7 +107,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", "-v", action="store_true", help="log at debug level")
 
 
-def _leader_election(args: argparse.Namespace) -> LeaderElection | None:
+def leader_election(args: argparse.Namespace) -> LeaderElection | None:
+    """The Lease and this replica's identity, from the flags; None: no leader election."""
     if args.leader_election is None:
         return None
     namespace = (
@@ -134,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         harvest_interval_seconds=args.harvest_interval,
         security=PodSecurity(pod=args.pod_security_context, container=args.security_context),
         namespaces=tuple(args.namespace or ()),
-        leader_election=_leader_election(args),
+        leader_election=leader_election(args),
     )
     # Imported here, not at the top: kopf is heavy, and the sidecar commands must start fast.
     import kopf

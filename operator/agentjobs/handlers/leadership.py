@@ -55,7 +55,7 @@ class Leadership:
         acquired, ``stopped(reason)`` the moment it is lost."""
         while True:
             await self._acquire()
-            logger.info("leading: %s is held by %s", self._describe(), self._election.identity)
+            logger.info("leading as %s through %s", self._election.identity, self._describe())
             started()
             reason = await self._keep()
             self._renewed_at = None
