@@ -1,9 +1,8 @@
 """The rendered chart is accepted by the real API server (`kubectl apply --dry-run=server`).
 
-The release goes into the test's namespace; kopf's peering CRDs from the chart are
-installed for real first, since a peering object needs its kind to exist. Cases: the
-default values (every namespace, a ClusterRole), one watched namespace (a Role there),
-and three replicas with leader election and a chart-made S3 Secret.
+The release goes into the test's namespace. Cases: the default values (every namespace, a
+ClusterRole), one watched namespace (a Role there), and replicas with leader election (a
+Role for the Lease) and a chart-made S3 Secret.
 """
 
 from __future__ import annotations
@@ -17,13 +16,6 @@ from devcluster.testing import DevCluster, Kubectl
 from tests.integration.operator_fixtures import REPO
 
 CHART = REPO / "charts" / "agentjobs"
-
-
-@pytest.fixture(scope="session")
-def peering_crds(kubectl: Kubectl) -> None:
-    kubectl.run("apply", "-f", str(CHART / "crds" / "kopf-peerings.yaml"))
-    for name in ("kopfpeerings.kopf.dev", "clusterkopfpeerings.kopf.dev"):
-        kubectl.run("wait", "--for=condition=Established", f"crd/{name}", "--timeout=30s")
 
 
 def helm_template(env: dict[str, str], namespace: str, values: list[str]) -> str:
@@ -51,7 +43,6 @@ def test_the_api_server_accepts_the_rendered_chart(
     local_cluster: DevCluster,
     kubectl: Kubectl,
     crds: None,
-    peering_crds: None,
     namespace: str,
     tmp_path: Path,
     values: list[str],
@@ -67,5 +58,6 @@ def test_the_api_server_accepts_the_rendered_chart(
     assert all(line.endswith("(server dry run)") for line in result.stdout.splitlines())
     assert "deployment.apps" in kinds
     namespaced = any(v.startswith("watchNamespaces") for v in values)
-    assert ("role.rbac.authorization.k8s.io" in kinds) == namespaced
+    replicas = any(v.startswith("replicaCount") for v in values)
+    assert ("role.rbac.authorization.k8s.io" in kinds) == (namespaced or replicas)
     assert ("clusterrole.rbac.authorization.k8s.io" in kinds) != namespaced

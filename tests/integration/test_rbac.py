@@ -1,14 +1,17 @@
 """The chart's RBAC is the least privilege the operator needs, proven on the real API server.
 
 The chart is rendered for one namespace (its ServiceAccount, and a Role and
-RoleBinding there), applied to the local control plane (authorization
-Node,RBAC), and `agentjobs run --namespace NS` runs with a token of that
+RoleBinding there; with two replicas also the leader-election Role and
+RoleBinding, the release being in that namespace too), applied to the local
+control plane (authorization Node,RBAC), and `agentjobs run --namespace NS`
+(with two replicas, `--leader-election agentjobs`) runs with a token of that
 ServiceAccount from `kubectl create token`, never with an admin credential.
 Two scenarios between them use every permission: `complete` (two phases, the
 first with its prompt from a ConfigMap) and `cancel` (a running phase is
 cancelled). Cases:
 
-- the rendered Role grants exactly the permissions listed in PERMISSIONS;
+- the rendered Roles grant exactly the permissions listed in PERMISSIONS (and, with
+  two replicas, LEASE_PERMISSIONS, on the chart's Lease only but for create);
 - with the whole Role, the two-phase Execution completes and the running one is cancelled;
 - without any one permission (one verb on one resource), the operator logs the API
   server's refusal, and the Execution does not reach its end (except where kopf copes:
@@ -92,20 +95,21 @@ PERMISSIONS = [
     # kopf retries each refused event for about a minute before it gives up on it.
     Permission("", "events", "create", blocks=False),
 ]
-# With more than one replica (`--peering`), kopf also needs its peering object.
-PEERING = "agentjobs"
-PEERING_PERMISSIONS = [
-    Permission("kopf.dev", "kopfpeerings", "list"),
-    # Refused, a lone replica still works; beside others it would neither see them nor be
-    # seen, so two could act at once: the refusal is logged, and the run goes on here.
-    Permission("kopf.dev", "kopfpeerings", "watch", blocks=False),
-    Permission("kopf.dev", "kopfpeerings", "patch", blocks=False),
+# With more than one replica (`--leader-election`), the replicas elect their leader by a Lease.
+LEASE = RELEASE  # the chart names it after the release
+LEASE_PERMISSIONS = [
+    # Refused, no replica can start the election, so none ever leads.
+    Permission("coordination.k8s.io", "leases", "create"),
+    Permission("coordination.k8s.io", "leases", "get"),
+    # Refused, the replica that created the Lease leads until its first renew deadline (10 s),
+    # then stops: the run may end first.
+    Permission("coordination.k8s.io", "leases", "update", blocks=False),
 ]
 
 
 def render_rbac(env: dict[str, str], namespace: str, replicas: int = 1) -> list[dict[str, Any]]:
     """The chart's ServiceAccount, Role and RoleBinding for an operator of one namespace,
-    and with more than one replica the KopfPeering object they elect a leader through."""
+    and with more than one replica the Role and RoleBinding of its Lease."""
     result = subprocess.run(
         [
             "helm",
@@ -118,7 +122,16 @@ def render_rbac(env: dict[str, str], namespace: str, replicas: int = 1) -> list[
             f"watchNamespaces={{{namespace}}}",
             "--set",
             f"replicaCount={replicas}",
-            *(["--show-only", "templates/kopfpeering.yaml"] if replicas > 1 else []),
+            *(
+                [
+                    "--show-only",
+                    "templates/leader-election-role.yaml",
+                    "--show-only",
+                    "templates/leader-election-rolebinding.yaml",
+                ]
+                if replicas > 1
+                else []
+            ),
             "--show-only",
             "templates/serviceaccount.yaml",
             "--show-only",
@@ -134,9 +147,10 @@ def render_rbac(env: dict[str, str], namespace: str, replicas: int = 1) -> list[
     return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
 
 
-def triples(role: dict[str, Any]) -> list[tuple[str, str, str]]:
+def triples(*roles: dict[str, Any]) -> list[tuple[str, str, str]]:
     return [
         (group, resource, verb)
+        for role in roles
         for rule in role["rules"]
         for group in rule["apiGroups"]
         for resource in rule["resources"]
@@ -144,8 +158,14 @@ def triples(role: dict[str, Any]) -> list[tuple[str, str, str]]:
     ]
 
 
-def without(role: dict[str, Any], permission: Permission) -> dict[str, Any]:
-    """The Role with one verb on one resource taken away, and everything else kept."""
+def without(roles: list[dict[str, Any]], permission: Permission) -> list[dict[str, Any]]:
+    """The Roles with one verb on one resource taken away, and everything else kept."""
+    reduced = [_without(role, permission) for role in roles]
+    assert permission.triple not in triples(*reduced)
+    return reduced
+
+
+def _without(role: dict[str, Any], permission: Permission) -> dict[str, Any]:
     reduced = copy.deepcopy(role)
     rules = []
     for rule in reduced["rules"]:
@@ -162,7 +182,6 @@ def without(role: dict[str, Any], permission: Permission) -> dict[str, Any]:
         if verbs:
             rules.append({**rule, "resources": [permission.resource], "verbs": verbs})
     reduced["rules"] = rules
-    assert permission.triple not in triples(reduced)
     return reduced
 
 
@@ -195,20 +214,14 @@ class Installed:
     """The operator's RBAC objects in a namespace, and a way to run the operator with them."""
 
     namespace: str
-    role: dict[str, Any]
-    start: Callable[[dict[str, Any]], OperatorProcess]
-
-
-@pytest.fixture(scope="session")
-def peering_crds(kubectl: Kubectl) -> None:
-    kubectl.run("apply", "-f", str(CHART / "crds" / "kopf-peerings.yaml"))
-    for name in ("kopfpeerings.kopf.dev", "clusterkopfpeerings.kopf.dev"):
-        kubectl.run("wait", "--for=condition=Established", f"crd/{name}", "--timeout=30s")
+    roles: list[dict[str, Any]]
+    start: Callable[[list[dict[str, Any]]], OperatorProcess]
 
 
 @pytest.fixture
 def replicas() -> int:
-    """How many replicas the chart is rendered for; 2 runs the operator with --peering."""
+    """How many replicas the chart is rendered for; 2 runs the operator with
+    --leader-election."""
     return 1
 
 
@@ -217,13 +230,12 @@ def installed(
     local_cluster: DevCluster,
     kubectl: Kubectl,
     crds: None,
-    peering_crds: None,
     namespace: str,
     tmp_path: Path,
     replicas: int,
 ) -> Iterator[Installed]:
     objects = render_rbac(local_cluster.env, namespace, replicas)
-    (role,) = [o for o in objects if o["kind"] == "Role"]
+    roles = [o for o in objects if o["kind"] == "Role"]
     for obj in objects:
         if obj["kind"] != "Role":
             kubectl.apply(obj, namespace)
@@ -237,18 +249,19 @@ def installed(
     )
     started: list[OperatorProcess] = []
 
-    def start(granted: dict[str, Any]) -> OperatorProcess:
-        kubectl.apply(granted, namespace)
+    def start(granted: list[dict[str, Any]]) -> OperatorProcess:
+        for role in granted:
+            kubectl.apply(role, namespace)
         env = {**local_cluster.env, "KUBECONFIG": str(kubeconfig)}
-        peering = ["--peering", PEERING] if replicas > 1 else []
+        election = ["--leader-election", LEASE] if replicas > 1 else []
         process = OperatorProcess(
-            env, namespace, tmp_path / "operator.log", [*ROOT_IMAGES_ALLOWED, *peering]
+            env, namespace, tmp_path / "operator.log", [*ROOT_IMAGES_ALLOWED, *election]
         )
         process.start()
         started.append(process)
         return process
 
-    yield Installed(namespace=namespace, role=role, start=start)
+    yield Installed(namespace=namespace, roles=roles, start=start)
     # Executions may hold the artifact finalizer: delete them while the operator still runs,
     # and drop what it could not remove, so that the namespace can go.
     kubectl.run("delete", "executions", "--all", "-n", namespace, "--wait=false")
@@ -303,15 +316,18 @@ def refusal(permission: Permission) -> str:
     )
 
 
-@pytest.mark.parametrize(("replicas", "expected"), [(1, []), (2, PEERING_PERMISSIONS)])
-def test_the_role_grants_exactly_the_listed_permissions(
+@pytest.mark.parametrize(("replicas", "expected"), [(1, []), (2, LEASE_PERMISSIONS)])
+def test_the_roles_grant_exactly_the_listed_permissions(
     local_cluster: DevCluster, namespace: str, replicas: int, expected: list[Permission]
 ) -> None:
     objects = render_rbac(local_cluster.env, namespace, replicas)
-    (role,) = [o for o in objects if o["kind"] == "Role"]
-    granted = triples(role)
+    roles = [o for o in objects if o["kind"] == "Role"]
+    granted = triples(*roles)
     assert len(granted) == len(set(granted)), "a permission is granted twice"
     assert sorted(granted) == sorted(p.triple for p in [*PERMISSIONS, *expected])
+    for rule in (rule for role in roles for rule in role["rules"]):
+        if "leases" in rule["resources"] and rule["verbs"] != ["create"]:
+            assert rule["resourceNames"] == [LEASE]  # no other Lease in the namespace
 
 
 @pytest.mark.parametrize(
@@ -320,7 +336,7 @@ def test_the_role_grants_exactly_the_listed_permissions(
 def test_with_the_charts_role_the_operator_runs_an_execution_to_its_end(
     kubectl: Kubectl, installed: Installed, scenario: str, replicas: int
 ) -> None:
-    operator = installed.start(installed.role)
+    operator = installed.start(installed.roles)
     apply_scenario(kubectl, installed.namespace, scenario)
     wait_for(
         lambda: reached_end(kubectl, installed.namespace, scenario),
@@ -337,7 +353,7 @@ def _cases() -> list[Any]:
             replicas,
             id=str(p),
         )
-        for permissions, replicas in ((PERMISSIONS, 1), (PEERING_PERMISSIONS, 2))
+        for permissions, replicas in ((PERMISSIONS, 1), (LEASE_PERMISSIONS, 2))
         for p in permissions
     ]
 
@@ -347,7 +363,7 @@ def _cases() -> list[Any]:
 def test_without_any_one_permission_the_operator_logs_the_refusal_and_the_run_stops(
     kubectl: Kubectl, installed: Installed, permission: Permission, replicas: int
 ) -> None:
-    operator = installed.start(without(installed.role, permission))
+    operator = installed.start(without(installed.roles, permission))
     apply_scenario(kubectl, installed.namespace, permission.scenario)
     expected = refusal(permission)
     wait_for(lambda: expected in operator.log(), timeout=20, what=f"a logged refusal: {expected}")
