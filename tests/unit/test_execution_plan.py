@@ -167,9 +167,7 @@ def _replan(
     children: list[ChildPhase], spec: ExecutionSpec, previous: ExecutionResourceStatus
 ) -> execution_plan.ExecutionPlan:
     later = NOW + timedelta(seconds=7)
-    return execution_plan.plan_execution(
-        spec, children, previous=previous, generation=1, now=later
-    )
+    return execution_plan.plan_execution(spec, children, previous=previous, generation=1, now=later)
 
 
 def test_a_reconcile_that_changes_nothing_gives_the_same_status() -> None:

@@ -70,6 +70,7 @@ class ExecutionReconciler:
     def stop(self) -> None:
         for task in self._retries.values():
             task.cancel()
+        self._retries.clear()  # a cancelled retry must not block the next one
 
     async def _children(
         self, namespace: str, name: str, uid: str
