@@ -1,107 +1,45 @@
 """The streaming reader of an agent container's log: feed bytes, ask for the verdict.
 
 :class:`TranscriptReader` is what the operator and the CLI use. It reads a
-``text`` log directly (R1-R12) or, for ``jsonl``, first takes the assistant's
-text out of each event (R13) and reads that. Memory stays bounded whatever
-the input: a line piece, one open report body, the tail of the last message.
+``text`` log directly (R1-R12) or, for an event format (``jsonl`` and the
+agent CLIs', R13b), first takes the agent's own words out of each event
+(R13c) and reads those. Memory stays bounded whatever the input: a line
+piece, one open report body, the tail of the last message.
 
 Decisions where the contract is silent:
 
-- In ``jsonl``, a line that is not a JSON object is read as text (R13); an
-  event line longer than ``EVENT_LINE_LIMIT`` is skipped with a warning, since
-  it cannot be parsed in bounded memory (tool output, not assistant text).
-- In ``jsonl``, the terminal ``result`` event's text is read for reports only
-  when it differs from the last assistant message, which it usually repeats;
-  a report is never counted twice.
-- In ``jsonl``, the last message (R13a) is the text, without report lines,
-  of the last assistant message (or terminal result) that had any.
+- In an event format, a line that is not a JSON object is read as text
+  (R13); an event line longer than ``EVENT_LINE_LIMIT`` is skipped with a
+  warning, since it cannot be parsed in bounded memory (tool output, not
+  the agent's text).
+- In an event format, the last message (R13a) is the text, without report
+  lines, of the last message of the agent (or terminal event text) that
+  had any.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass
 
-from agentjobs.logic import lines, report_reader, transcript_events
-from agentjobs.models.contract import Report, TranscriptFormat
+from agentjobs.logic import lines, report_reader
+from agentjobs.logic.transcripts import cli_error, formats
+from agentjobs.logic.transcripts.event_lines import EventLines
+from agentjobs.models.contract import Report, SystemFailure, TranscriptFormat, Usage
 
 EVENT_LINE_LIMIT = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
 class ReaderVerdict:
-    """What a log says so far: the standing report and the last message (R10-R13a)."""
+    """What a log says so far: the standing report and the last message (R10-R13a), and
+    for an agent CLI its own verdict on the run, classified (R13e), and its usage (R13f)."""
 
     report: Report
     last_message: str | None
     terminal_event_seen: bool
-
-
-class _EventLines:
-    """Line sink for ``jsonl``: turns events into text for the text reader."""
-
-    def __init__(self, text_reader: report_reader.TextReportReader) -> None:
-        self._text_reader = text_reader
-        self._text_input = lines.LineAssembler(
-            text_reader, piece_limit=report_reader.LINE_PIECE_LIMIT
-        )
-        self.terminal_event_seen = False
-        self.last_message: str | None = None
-        self._last_assistant_text: str | None = None
-        self._skipping_event = False
-        self.skipped_events = 0
-
-    def lines(self, block: bytes) -> None:
-        start = 0
-        while start < len(block):
-            end = block.find(b"\n", start) + 1 or len(block)
-            self._line(block[start:end])
-            start = end
-
-    def piece(self, data: bytes, *, continuation: bool, line_end: bool) -> None:
-        if not continuation:
-            if line_end:
-                self._line(data)
-                return
-            self._skipping_event = data.lstrip().startswith(b"{")
-            if self._skipping_event:
-                self.skipped_events += 1
-                return
-        if not self._skipping_event:
-            self._text_input.feed(data)
-
-    def close(self) -> None:
-        self._text_input.close()
-
-    def _line(self, line: bytes) -> None:
-        stripped = line.strip()
-        if not stripped.startswith(b"{"):
-            self._text_input.feed(line)
-            return
-        try:
-            event = json.loads(stripped)
-        except (ValueError, RecursionError):
-            self._text_input.feed(line)
-            return
-        self._event(transcript_events.classify_event(event))
-
-    def _event(self, event: transcript_events.TranscriptEvent) -> None:
-        kind = event.kind
-        if kind is transcript_events.EventKind.TERMINAL:
-            self.terminal_event_seen = True
-            if event.text is None or event.text == self._last_assistant_text:
-                return
-        elif kind is not transcript_events.EventKind.ASSISTANT_MESSAGE or event.text is None:
-            return
-        self._last_assistant_text = event.text
-        self._text_input.close()  # a message starts on a fresh line
-        self._text_reader.begin_message()
-        text = event.text if event.text.endswith("\n") else event.text + "\n"
-        self._text_input.feed(text.encode("utf-8", errors="replace"))
-        message_prose = self._text_reader.end_message()
-        if message_prose is not None:
-            self.last_message = message_prose
+    agent_cli_error: SystemFailure | None = None
+    usage: Usage | None = None
 
 
 class TranscriptReader:
@@ -110,11 +48,11 @@ class TranscriptReader:
     def __init__(self, transcript_format: TranscriptFormat = TranscriptFormat.TEXT) -> None:
         self._format = transcript_format
         self._text_reader = report_reader.TextReportReader()
-        self._events: _EventLines | None = None
+        self._events: EventLines | None = None
         sink: lines.LineSink = self._text_reader
         piece_limit = report_reader.LINE_PIECE_LIMIT
-        if transcript_format is TranscriptFormat.JSONL:
-            self._events = _EventLines(self._text_reader)
+        if formats.has_events(transcript_format):
+            self._events = EventLines(self._text_reader, formats.decoder_for(transcript_format))
             sink, piece_limit = self._events, EVENT_LINE_LIMIT
         self._input = lines.LineAssembler(sink, piece_limit=piece_limit)
         self._closed = False
@@ -159,4 +97,8 @@ class TranscriptReader:
                 f"{EVENT_LINE_LIMIT} bytes were skipped"
             )
             report = report.model_copy(update={"warnings": [*report.warnings, note]})
-        return ReaderVerdict(report, self._events.last_message, self._events.terminal_event_seen)
+        events = self._events
+        error = cli_error.classify(events.cli_error) if events.cli_error is not None else None
+        return ReaderVerdict(
+            report, events.last_message, events.terminal_event_seen, error, events.usage
+        )

@@ -84,10 +84,17 @@ class FailureClassification(StrEnum):
 
 
 class TranscriptFormat(StrEnum):
-    """R13: how the agent container's log is laid out."""
+    """R13, R13b: how the agent container's log is laid out.
+
+    ``jsonl`` recognises the CLI from the stream; the others name it.
+    """
 
     TEXT = "text"
     JSONL = "jsonl"
+    CLAUDE_CODE = "claude-code"
+    CODEX = "codex"
+    GEMINI_CLI = "gemini-cli"
+    OPENCODE = "opencode"
 
 
 class Report(ContractModel):
@@ -118,6 +125,18 @@ class FailureKind(StrEnum):
     UNREADABLE_REPORT = "unreadable_report"
     STREAM_BROKEN = "stream_broken"
     NO_USABLE_OUTPUT = "no_usable_output"
+    MAX_TURNS = "max_turns"
+    AGENT_CLI_ERROR = "agent_cli_error"
+
+
+class Usage(ContractModel):
+    """R13f: tokens and cost an agent CLI reported; None where it reported nothing."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+    cost_usd: float | None = None
 
 
 class SystemFailure(ContractModel):
