@@ -30,6 +30,9 @@ FIELDS = {
     "failure_classification",
     "reported_failure_reason",
     "last_message",
+    "stream_intact",
+    "agent_cli_error",
+    "usage",
     "task_outcome",
 }
 

@@ -12,6 +12,7 @@ from typing import Any, BinaryIO
 from agentjobs.adapters import output_dir
 from agentjobs.logic import artifact_rule, phase, resolution
 from agentjobs.logic.transcript_reader import TranscriptReader
+from agentjobs.logic.transcripts import formats
 from agentjobs.models.contract import TranscriptFormat
 
 READ_CHUNK = 1024 * 1024
@@ -77,7 +78,7 @@ def verdict(args: argparse.Namespace) -> dict[str, Any]:
     verdict = reader.close()
     output = output_dir.list_output(args.artifacts) if args.artifacts is not None else None
     warnings = list(verdict.report.warnings)
-    needs_terminal_event = transcript_format is TranscriptFormat.JSONL
+    needs_terminal_event = formats.has_events(transcript_format)
     stream_intact = resolution.stream_intact(
         read_from_first_byte=True,
         read_to_end_after_exit=True,
@@ -86,11 +87,16 @@ def verdict(args: argparse.Namespace) -> dict[str, Any]:
         terminal_event_seen=verdict.terminal_event_seen,
     )
     if needs_terminal_event and not verdict.terminal_event_seen:
-        warnings.append("no terminal result event in the jsonl transcript: stream broken (R14)")
+        warnings.append(
+            f"no terminal result event in the {transcript_format} transcript: stream broken (R14)"
+        )
     result = phase.resolve_phase(
         report=verdict.report,
         run=resolution.RunFacts(
-            exit_code=args.exit_code, stream_intact=stream_intact, cancelled=args.cancelled
+            exit_code=args.exit_code,
+            stream_intact=stream_intact,
+            cancelled=args.cancelled,
+            agent_cli_error=verdict.agent_cli_error,
         ),
         output=output,
         recovery=artifact_rule.RecoveryContext(
@@ -110,6 +116,9 @@ def verdict(args: argparse.Namespace) -> dict[str, Any]:
         "failure_classification": result.failure_classification,
         "reported_failure_reason": result.reported_failure_reason,
         "last_message": verdict.last_message,
+        "stream_intact": stream_intact,
+        "agent_cli_error": verdict.agent_cli_error.message if verdict.agent_cli_error else None,
+        "usage": verdict.usage.model_dump(mode="json", by_alias=True) if verdict.usage else None,
         "task_outcome": result.task_outcome.model_dump(mode="json"),
     }
     if result.artifacts is not None:

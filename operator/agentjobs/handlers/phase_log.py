@@ -28,6 +28,7 @@ from agentjobs.handlers.phase_context import PhaseContext
 from agentjobs.logic import pod_state, pods, resolution
 from agentjobs.logic.pod_state import AgentState, Stage
 from agentjobs.logic.transcript_reader import ReaderVerdict, TranscriptReader
+from agentjobs.logic.transcripts import formats
 from agentjobs.models.contract import SystemFailure, TranscriptFormat
 from agentjobs.models.resources import LogProgress
 
@@ -83,7 +84,7 @@ class LogReading:
             known=(progress.bytes_read, progress.sha256) if progress else None,
         )
         transcript_format = ctx.spec.transcript_format or TranscriptFormat.TEXT
-        self._needs_terminal_event = transcript_format is TranscriptFormat.JSONL
+        self._needs_terminal_event = formats.has_events(transcript_format)
         self._reader = TranscriptReader(transcript_format)
         self._transcript = Transcript()
         self._interrupted: SystemFailure | None = None
@@ -191,6 +192,7 @@ class LogReading:
             cancelled=self._ctx.cancel_requested,
             interrupted=self._interrupted is not None,
             system_failure=failure,
+            agent_cli_error=verdict.agent_cli_error,
         )
         return LogResult(run, verdict, self._transcript)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agentjobs.logic import usage as usage_rules
 from agentjobs.models.contract import (
     Artifact,
     ExecutionStatus,
@@ -22,6 +23,7 @@ from agentjobs.models.contract import (
     SideEffects,
     TaskOutcome,
     TaskOutcomeStatus,
+    Usage,
 )
 
 SIDE_EFFECT_SEVERITY = {
@@ -52,6 +54,7 @@ class PhaseRecord:
     reported_side_effects: SideEffects | None = None
     artifacts: Sequence[Artifact] = ()
     task_outcome: TaskOutcome | None = None
+    usage: Usage | None = None
     inherited: bool = False
 
 
@@ -65,6 +68,7 @@ class ExecutionSummary:
     reported_side_effects: SideEffects | None
     artifact_count: int
     task_outcome: TaskOutcome | None
+    usage: Usage | None = None
     phases: list[PhaseRecord] = field(default_factory=list)
 
 
@@ -131,5 +135,6 @@ def summarize(phases: Sequence[PhaseRecord], *, phase_count: int) -> ExecutionSu
         reported_side_effects=side_effects,
         artifact_count=sum(len(phase.artifacts) for phase in own),
         task_outcome=task_outcome,
+        usage=usage_rules.total(phase.usage for phase in own),  # R13f, R27
         phases=list(phases),
     )

@@ -85,6 +85,7 @@ def _record(child: ChildPhase) -> execution.PhaseRecord:
             for a in status.artifacts
         ],
         task_outcome=status.task_outcome,
+        usage=status.usage,
     )
 
 
@@ -172,6 +173,7 @@ def plan_execution(
             artifact_count=summary.artifact_count,
             phases=phases,
             task_outcome=outcome,
+            usage=summary.usage,
             started_at=previous.started_at or now,
             finished_at=(previous.finished_at or now) if finished else None,
             observed_generation=generation,

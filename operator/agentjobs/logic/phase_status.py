@@ -143,6 +143,7 @@ def finished(
             "failure_classification": result.failure_classification,
             "reported_failure_reason": result.reported_failure_reason,
             "task_outcome": result.task_outcome,
+            "usage": verdict.usage,
             "artifacts": artifact_statuses(plan.artifacts if plan else [], stored),
             "deliverable_recovered": plan.deliverable_recovered if plan else None,
             "error": result.error,

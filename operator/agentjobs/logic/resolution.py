@@ -26,7 +26,9 @@ class RunFacts:
     ``exit_code`` is None when the container never reached an exit of its
     own; like a deadline, an eviction, an OOM kill or a node loss (R15) that
     counts as a non-zero exit. ``system_failure`` says why the run ended
-    abnormally, when the platform knows.
+    abnormally, when the platform knows. ``agent_cli_error`` is the agent
+    CLI's own verdict that its run failed (R13e), classified: it too counts
+    as a non-zero exit, whatever the container's exit code.
     """
 
     exit_code: int | None
@@ -34,10 +36,11 @@ class RunFacts:
     cancelled: bool = False
     interrupted: bool = False
     system_failure: SystemFailure | None = None
+    agent_cli_error: SystemFailure | None = None
 
     @property
     def exited_cleanly(self) -> bool:
-        return self.exit_code == 0 and self.system_failure is None
+        return self.exit_code == 0 and self.system_failure is None and self.agent_cli_error is None
 
 
 @dataclass(frozen=True)
@@ -77,8 +80,9 @@ def resolve_run(report: Report, run: RunFacts, *, artifact_rule_holds: bool) -> 
             message="the run was interrupted before the agent container terminated",
         )
         return RunResolution(PhaseStatus.INTERRUPTED, None, reason, cause)
-    if not run.exited_cleanly:  # R21
-        return _failed(reason, run.system_failure or _exit_failure(run.exit_code))
+    if not run.exited_cleanly:  # R21; what the pod says outweighs the CLI, then its exit code
+        cause = run.system_failure or run.agent_cli_error or _exit_failure(run.exit_code)
+        return _failed(reason, cause)
     state = report.state
     if state in (ReportState.SUCCESS, ReportState.NOT_REPORTED):  # R16, R19
         if artifact_rule_holds:

@@ -27,9 +27,11 @@ def record(
         cancelled=run.cancelled,
         interrupted=run.interrupted,
         system_failure=run.system_failure,
+        agent_cli_error=run.agent_cli_error,
         report=verdict.report,
         last_message=verdict.last_message,
         terminal_event_seen=verdict.terminal_event_seen,
+        usage=verdict.usage,
         transcript_bytes=transcript_bytes,
         transcript_sha256=transcript_sha256,
     )
@@ -42,8 +44,13 @@ def restore(checkpoint: RunCheckpoint) -> tuple[RunFacts, ReaderVerdict]:
         cancelled=checkpoint.cancelled,
         interrupted=checkpoint.interrupted,
         system_failure=checkpoint.system_failure,
+        agent_cli_error=checkpoint.agent_cli_error,
     )
     verdict = ReaderVerdict(
-        checkpoint.report, checkpoint.last_message, checkpoint.terminal_event_seen
+        checkpoint.report,
+        checkpoint.last_message,
+        checkpoint.terminal_event_seen,
+        checkpoint.agent_cli_error,
+        checkpoint.usage,
     )
     return run, verdict

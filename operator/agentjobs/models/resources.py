@@ -24,6 +24,7 @@ from agentjobs.models.contract import (
     SystemFailure,
     TaskOutcome,
     TranscriptFormat,
+    Usage,
 )
 from agentjobs.models.kubernetes import (
     EnvFromSource,
@@ -235,9 +236,11 @@ class RunCheckpoint(ContractModel):
     cancelled: bool = False
     interrupted: bool = False
     system_failure: SystemFailure | None = None
+    agent_cli_error: SystemFailure | None = None
     report: Report
     last_message: str | None = None
     terminal_event_seen: bool = False
+    usage: Usage | None = None
     transcript_bytes: int = Field(ge=0)
     transcript_sha256: str
 
@@ -252,6 +255,7 @@ class PhaseResourceStatus(ContractModel):
     failure_classification: FailureClassification | None = None
     reported_failure_reason: FailureReason | None = None
     task_outcome: TaskOutcome | None = None
+    usage: Usage | None = None
     artifacts: list[ArtifactStatus] = []
     deliverable_recovered: bool | None = None
     error: str | None = None
@@ -286,6 +290,7 @@ class ExecutionResourceStatus(ContractModel):
     artifact_count: int | None = None
     phases: list[PhaseSummary] = []
     task_outcome: TaskOutcome | None = None
+    usage: Usage | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
     observed_generation: int | None = None
