@@ -1,0 +1,46 @@
+"""Errors sorted in one place: a conflict or a wait is routine, an outage a warning, a
+refusal an error naming what to grant, anything else a bug with its traceback."""
+
+from __future__ import annotations
+
+import logging
+
+import aiohttp
+import pytest
+
+from agentjobs.adapters.kube import ApiError
+from agentjobs.adapters.object_store import StorageError
+from agentjobs.handlers.errors import RetryLater, log_retry
+
+
+@pytest.mark.parametrize(
+    ("error", "level"),
+    [
+        (RetryLater("an old Phase of that name is being removed"), logging.INFO),
+        (ApiError(409, "Conflict", "the object has been modified"), logging.INFO),
+        (ApiError(503, "ServiceUnavailable", "storage is (re)initializing"), logging.WARNING),
+        (ApiError(429, "TooManyRequests", "slow down"), logging.WARNING),
+        (aiohttp.ClientConnectionError("refused"), logging.WARNING),
+        (StorageError("the store did not answer"), logging.WARNING),
+        (ApiError(403, "Forbidden", "cannot create pods"), logging.ERROR),
+        (ApiError(422, "Invalid", "spec.containers: Required value"), logging.ERROR),
+        (KeyError("metadata"), logging.ERROR),
+    ],
+)
+def test_each_error_is_logged_at_the_level_it_deserves(
+    error: BaseException, level: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    logger = logging.getLogger("agentjobs.test")
+    with caplog.at_level(logging.DEBUG, logger="agentjobs.test"):
+        log_retry(logger, "phase ns/p", error, 4.0)
+    [record] = caplog.records
+    assert record.levelno == level
+    assert record.getMessage().startswith("phase ns/p: ")
+    assert record.getMessage().endswith("retrying in 4 s")
+    assert (record.exc_info is not None) is isinstance(error, KeyError)
+
+
+def test_a_refusal_says_what_to_grant(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR, logger="agentjobs.test"):
+        log_retry(logging.getLogger("agentjobs.test"), "x", ApiError(403, "Forbidden", "no"), 1)
+    assert "grant it in the operator's Role or ClusterRole" in caplog.text
