@@ -146,6 +146,7 @@ def test_r36_the_outcome_serialises_in_camel_case_for_kubernetes() -> None:
         "summary",
         "blockers",
         "needsUserAction",
+        "confidence",
         "terminalReason",
         "reportedAt",
     }

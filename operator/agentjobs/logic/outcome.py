@@ -6,11 +6,19 @@ outcome is derived from what ended the run: the recoverable kinds (auth,
 quota, config, rate limit, transient) give ``blocked``, others ``failed``;
 auth and config problems need the user to change a setting.
 
+The agent's own outcome (R36a): ``success: false`` is ``blocked`` for
+``failure_reason: platform``, ``failed`` for ``task`` and ``refused`` and
+``unknown`` otherwise; the report's ``blockers``, ``confidence`` and
+``needs_user_action`` are the agent's, and never move the phase's status.
+
 Decisions where the contract is silent: a completed phase whose agent
 reported ``side_effects`` ``denied`` or ``failed`` is a ``partial_success``
 (its deliverable exists but a write did not go through); a cancelled phase
 is ``unknown`` (nobody can tell how it would have ended); a phase that
-completed without a report is a system ``success``.
+completed without a report is a system ``success``. A failure report with
+no blockers of its own gets one ``agent_<reason>`` blocker, recoverable
+only for ``platform``; the agent's own blockers come before a side effects
+blocker.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from datetime import datetime
 from agentjobs.models.contract import (
     Blocker,
     FailureKind,
+    FailureReason,
     PhaseStatus,
     Report,
     ReportState,
@@ -42,6 +51,12 @@ BLOCKING_KINDS = frozenset(
 USER_ACTION_KINDS = frozenset({FailureKind.AUTH, FailureKind.CONFIG})
 AGENT_TERMINAL_REASON = "finish_action"
 _INCOMPLETE_WRITES = (SideEffects.DENIED, SideEffects.FAILED)
+_AGENT_FAILURE_STATUS: dict[FailureReason | None, TaskOutcomeStatus] = {
+    FailureReason.PLATFORM: TaskOutcomeStatus.BLOCKED,
+    FailureReason.TASK: TaskOutcomeStatus.FAILED,
+    FailureReason.REFUSED: TaskOutcomeStatus.FAILED,
+}
+_USER_ACTION_REASONS = (FailureReason.TASK, FailureReason.REFUSED)
 
 
 def from_failure(failure: SystemFailure, *, now: datetime) -> TaskOutcome:
@@ -63,25 +78,38 @@ def from_report(report: Report, *, now: datetime) -> TaskOutcome:
     if report.state is ReportState.SUCCESS:
         partial = report.side_effects in _INCOMPLETE_WRITES
         summary = report.comments or "The agent reported success."
-        blockers = []
+        blockers = list(report.blockers or [])
         if partial:
             message = f"an external write {report.side_effects}: {summary}"
-            blockers = [Blocker(type="side_effects", message=message, recoverable=True)]
+            blockers.append(Blocker(type="side_effects", message=message, recoverable=True))
         return TaskOutcome(
             status=TaskOutcomeStatus.PARTIAL_SUCCESS if partial else TaskOutcomeStatus.SUCCESS,
             source=TaskOutcomeSource.AGENT,
             summary=summary,
             blockers=blockers,
+            needs_user_action=bool(report.needs_user_action),
+            confidence=report.confidence,
             terminal_reason=AGENT_TERMINAL_REASON,
             reported_at=now,
         )
-    reason = report.failure_reason.value if report.failure_reason else "unspecified"
+    failure_reason = report.failure_reason
+    reason = failure_reason.value if failure_reason else "unspecified"
     summary = report.comments or f"The agent reported failure ({reason})."
+    own_blocker = Blocker(
+        type=f"agent_{reason}",
+        message=summary,
+        recoverable=failure_reason is FailureReason.PLATFORM,
+    )
+    needs_user_action = report.needs_user_action
+    if needs_user_action is None:
+        needs_user_action = failure_reason in _USER_ACTION_REASONS
     return TaskOutcome(
-        status=TaskOutcomeStatus.FAILED,
+        status=_AGENT_FAILURE_STATUS.get(failure_reason, TaskOutcomeStatus.UNKNOWN),
         source=TaskOutcomeSource.AGENT,
         summary=summary,
-        blockers=[Blocker(type=f"agent_{reason}", message=summary, recoverable=False)],
+        blockers=report.blockers or [own_blocker],
+        needs_user_action=needs_user_action,
+        confidence=report.confidence,
         terminal_reason=AGENT_TERMINAL_REASON,
         reported_at=now,
     )

@@ -48,6 +48,9 @@ TASK_RESULT_END
 - `side_effects`: `none` (you attempted no external write), `succeeded` (every write went
   through), `denied` (a write was refused) or `failed` (a write broke).
 - `comments`: one specific sentence for the people who read the outcome.
+- Optional: `blockers`, a list of `{"type": "...", "message": "...", "recoverable": true}`
+  for what stood in your way; `confidence`, a number from 0 to 1 saying how sure you are
+  of the result; `needs_user_action`, true if a person must act before this can go on.
 
 Write your deliverable as files under /workspace/artifacts/output/.
 """

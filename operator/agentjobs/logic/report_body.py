@@ -1,4 +1,4 @@
-"""R5-R9: what a closed report's JSON body says.
+"""R5-R9, R36a: what a closed report's JSON body says.
 
 The body has already been cut out of the log by the reader (R1-R4); this
 module only interprets it. Every way a body can be wrong ends in an
@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentjobs.models.contract import FailureReason, Report, ReportState, SideEffects
+from agentjobs.models.contract import Blocker, FailureReason, Report, ReportState, SideEffects
 
 STATUS_COMMENTS_LIMIT = 4096
+BLOCKERS_LIMIT = 20
+BLOCKER_TEXT_LIMIT = 1024
 _FAILURE_REASONS = {reason.value: reason for reason in FailureReason}
 _SIDE_EFFECTS = {word.value: word for word in SideEffects}
 _LEGACY_STATUS = {"completed": True, "failed": False}
@@ -133,8 +135,72 @@ def _read_object(body: dict[str, Any], warnings: list[str]) -> Report:
         failure_reason=failure_reason,
         side_effects=side_effects,
         comments=comments,
+        blockers=_blockers(body, warnings),
+        confidence=_confidence(body, warnings),
+        needs_user_action=_needs_user_action(body, warnings),
         warnings=warnings,
     )
+
+
+def _cut(text: str) -> str:
+    encoded = text.encode("utf-8")
+    if len(encoded) <= BLOCKER_TEXT_LIMIT:
+        return text
+    return encoded[:BLOCKER_TEXT_LIMIT].decode("utf-8", errors="ignore")
+
+
+def _blockers(body: dict[str, Any], warnings: list[str]) -> list[Blocker] | None:
+    """R36a: at most 20 ``{type, message, recoverable}``, strings cut at 1 KiB."""
+    if "blockers" not in body:
+        return None
+    items = body["blockers"]
+    if not isinstance(items, list):
+        warnings.append(f"`blockers` dropped: it is {_json_type(items)}, not an array")
+        return None
+    if len(items) > BLOCKERS_LIMIT:
+        warnings.append(f"`blockers` cut to the first {BLOCKERS_LIMIT} of {len(items)}")
+    blockers = []
+    for index, item in enumerate(items[:BLOCKERS_LIMIT]):
+        if not (
+            isinstance(item, dict)
+            and isinstance(item.get("type"), str)
+            and isinstance(item.get("message"), str)
+            and isinstance(item.get("recoverable"), bool)
+        ):
+            warnings.append(
+                f"`blockers[{index}]` dropped: not an object with a string `type`, "
+                "a string `message` and a boolean `recoverable`"
+            )
+            continue
+        blockers.append(
+            Blocker(
+                type=_cut(item["type"]),
+                message=_cut(item["message"]),
+                recoverable=item["recoverable"],
+            )
+        )
+    return blockers
+
+
+def _confidence(body: dict[str, Any], warnings: list[str]) -> float | None:
+    """R36a: a number from 0 to 1, else null."""
+    if "confidence" not in body:
+        return None
+    value = body["confidence"]
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1:
+        return float(value)
+    warnings.append(f"`confidence` recorded as null: {value!r:.80} is not a number from 0 to 1")
+    return None
+
+
+def _needs_user_action(body: dict[str, Any], warnings: list[str]) -> bool | None:
+    if "needs_user_action" not in body:
+        return None
+    value = body["needs_user_action"]
+    if isinstance(value, bool):
+        return value
+    warnings.append(f"`needs_user_action` recorded as null: it is {_json_type(value)}")
+    return None
 
 
 def comments_for_status(comments: str | None) -> str | None:

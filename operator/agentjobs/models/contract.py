@@ -97,14 +97,25 @@ class TranscriptFormat(StrEnum):
     OPENCODE = "opencode"
 
 
+class Blocker(ContractModel):
+    """R36: one thing that stood in the way."""
+
+    type: str
+    message: str
+    recoverable: bool
+
+
 class Report(ContractModel):
-    """What the agent said about itself, as read from its log (R1-R13)."""
+    """What the agent said about itself, as read from its log (R1-R13, R36a)."""
 
     state: ReportState
     success: bool | None = None
     failure_reason: FailureReason | None = None
     side_effects: SideEffects | None = None
     comments: str | None = None
+    blockers: list[Blocker] | None = None  # None: not reported; []: reported as none
+    confidence: float | None = None
+    needs_user_action: bool | None = None
     warnings: list[str] = []
 
 
@@ -164,14 +175,6 @@ class TaskOutcomeSource(StrEnum):
     SYSTEM = "system"
 
 
-class Blocker(ContractModel):
-    """R36: one thing that stood in the way."""
-
-    type: str
-    message: str
-    recoverable: bool
-
-
 class TaskOutcome(ContractModel):
     """R36: the one machine-readable outcome every phase and execution ends with."""
 
@@ -180,6 +183,7 @@ class TaskOutcome(ContractModel):
     summary: str
     blockers: list[Blocker] = []
     needs_user_action: bool = False
+    confidence: float | None = None
     terminal_reason: str
     reported_at: datetime
 
