@@ -68,7 +68,8 @@ class EventLines:
         self._skipping_event = False
         self._message_open = False
         self._message_key: str | None = None
-        self._line_open = False  # the open message's last delta did not end its line
+        self._pieces_fed = False
+        self._line_open = False  # the open message's text so far does not end its line
         self._message_digest = _RunningDigest()
         self._block_digest: bytes | None = None
         self._recent: frozenset[bytes] = frozenset()
@@ -148,17 +149,15 @@ class EventLines:
         if not continues:
             self._end_message()
             self._begin_message(text.message)
-        if text.delta:
-            if text.text:
-                self._feed(text.text.encode("utf-8", errors="replace"))
-                self._line_open = not text.text.endswith("\n")
-            return
-        if self._line_open:
-            self._feed(b"\n")
-            self._line_open = False
-        block = _as_block(text.text)
-        self._block_digest = hashlib.sha256(block).digest()
-        self._feed(block)
+        if not text.delta:
+            if self._pieces_fed:  # blocks are joined by a line break, as "\n".join does
+                self._feed(b"\n")
+                self._line_open = False
+            self._block_digest = hashlib.sha256(_as_block(text.text)).digest()
+        self._pieces_fed = True
+        if text.text:
+            self._feed(text.text.encode("utf-8", errors="replace"))
+            self._line_open = not text.text.endswith("\n")
 
     def _begin_message(self, key: str | None) -> None:
         self._text_input.close()  # a message starts on a fresh line
@@ -167,6 +166,7 @@ class EventLines:
         self._message_key = key
         self._message_digest = _RunningDigest()
         self._block_digest = None
+        self._pieces_fed = False
 
     def _end_message(self) -> None:
         if not self._message_open:
