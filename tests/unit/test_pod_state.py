@@ -240,3 +240,11 @@ def test_a_deletion_after_the_agent_ended_on_its_own_is_not_an_interruption() ->
     early = {"deletionTimestamp": "2026-12-01T09:00:30Z", "deletionGracePeriodSeconds": 30}
     before = {**ended, "metadata": early}
     assert pod_state.interruption(before, deleted_by_operator=False, agent=agent) is not None
+
+
+def test_a_pod_on_a_lost_node_is_not_waited_on() -> None:
+    taint = {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager"}
+    assert pod_state.node_lost(pod({"running": {}}, conditions=[taint]))
+    assert pod_state.node_lost(pod({"running": {}}, reason="NodeLost"))
+    kubelet = {**taint, "reason": "TerminationByKubelet"}
+    assert not pod_state.node_lost(pod({"running": {}}, conditions=[kubelet]))

@@ -172,7 +172,8 @@ class PhaseRunner:
             if pod is None or pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
                 return pod
             deadline = pod_state.removal_deadline(pod)
-            if deadline is not None and datetime.now(UTC) - deadline > HARVEST_GRACE:
+            overdue = deadline is not None and datetime.now(UTC) - deadline > HARVEST_GRACE
+            if overdue or pod_state.node_lost(pod):
                 return pod  # no kubelet is stopping it: its manifest says how far it got
             if waited >= RECHECK_SECONDS and ctx.storage is not None:
                 line = await ctx.kube.log_tail(

@@ -223,6 +223,20 @@ def interruption(
     return None
 
 
+def node_lost(pod: dict[str, Any]) -> bool:
+    """The pod's node stopped answering: the taint manager evicts it, or the node controller
+    marks it lost. Nothing will stop its containers or write its final status."""
+    status = pod.get("status", {})
+    if status.get("reason") == "NodeLost":
+        return True
+    return any(
+        c.get("type") == "DisruptionTarget"
+        and c.get("status") == "True"
+        and c.get("reason") == "DeletionByTaintManager"
+        for c in status.get("conditions") or []
+    )
+
+
 def removal_deadline(pod: dict[str, Any]) -> datetime | None:
     """When a pod being deleted should be gone: its grace period has run out."""
     return _time(pod.get("metadata", {}).get("deletionTimestamp"))
