@@ -13,8 +13,9 @@ from agentjobs.adapters.kube import JsonObject, Kube
 from agentjobs.handlers import events
 from agentjobs.handlers.config import OperatorConfig
 from agentjobs.handlers.phase_storage import PhaseStorage
-from agentjobs.logic import naming, ownership, phase_status
+from agentjobs.logic import naming, ownership, phase_status, pod_state
 from agentjobs.logic.status_patch import status_patch
+from agentjobs.models.contract import SystemFailure
 from agentjobs.models.resources import PhaseResourceStatus, PhaseSpec
 
 
@@ -77,6 +78,14 @@ class PhaseContext:
         """The phase's pod; a pod of that name that another owner left behind is not it."""
         pod = await self.kube.get(paths.pod(self.namespace, pod_name))
         return pod if pod is not None and ownership.owned_by(pod, self.uid) else None
+
+    def interruption(
+        self, pod: JsonObject, agent: pod_state.AgentState | None = None
+    ) -> SystemFailure | None:
+        """R22a from the pod's own signals; a deletion the operator made (to cancel, or to
+        remove a stuck pod) is not one."""
+        stopping = self.deleted_by_operator or self.cancel_requested
+        return pod_state.interruption(pod, deleted_by_operator=stopping, agent=agent)
 
     async def write_status(self, status: PhaseResourceStatus) -> bool:
         """Write ``status`` (nothing when it is unchanged); False when the Phase is gone."""

@@ -152,8 +152,7 @@ class LogReading:
     def _note_interruption(self, pod: JsonObject, state: AgentState) -> None:
         if self._interrupted is not None:
             return
-        stopping = self._ctx.deleted_by_operator or self._ctx.cancel_requested
-        self._interrupted = pod_state.interruption(pod, deleted_by_operator=stopping, agent=state)
+        self._interrupted = self._ctx.interruption(pod, state)
         if self._interrupted is not None:
             deadline = pod_state.removal_deadline(pod)
             grace = INTERRUPTED_GRACE_SECONDS

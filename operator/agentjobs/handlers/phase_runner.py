@@ -112,7 +112,7 @@ class PhaseRunner:
         what the pod's final status adds), then collect and finish."""
         pod = await self._settle_pod(ctx, attempt)
         if pod is not None and transcript is not None:
-            run = _with_final_status(run, pod, stopping=ctx.deleted_by_operator)
+            run = _with_final_status(ctx, run, pod)
         if transcript is not None:
             await phase_finish.store_transcript(ctx, attempt, transcript)
         record = run_checkpoint.record(
@@ -148,8 +148,7 @@ class PhaseRunner:
             state = pod_state.agent_state(pod, pods.AGENT_CONTAINER)
             if state.stage is not Stage.WAITING:
                 return pod
-            stopping = ctx.deleted_by_operator or ctx.cancel_requested
-            interrupted = pod_state.interruption(pod, deleted_by_operator=stopping)
+            interrupted = ctx.interruption(pod)
             if interrupted is not None:
                 return _never_ran(interrupted=True, failure=interrupted)
             if ctx.cancel_requested and ctx.deleted_by_operator:
@@ -206,14 +205,14 @@ def _running(ctx: PhaseContext, attempt: Attempt, message: str) -> PhaseResource
 
 
 def _with_final_status(
-    run: resolution.RunFacts, pod: JsonObject, *, stopping: bool
+    ctx: PhaseContext, run: resolution.RunFacts, pod: JsonObject
 ) -> resolution.RunFacts:
     """The run's facts with what only the pod's final status says: the kubelet writes a
     deadline's or an eviction's reason there, after the agent's own exit."""
     agent = pod_state.agent_state(pod, pods.AGENT_CONTAINER)
     if run.cancelled or run.interrupted or agent.stage is not Stage.TERMINATED:
         return run
-    cut = pod_state.interruption(pod, deleted_by_operator=stopping, agent=agent)
+    cut = ctx.interruption(pod, agent)
     if cut is not None:
         return dataclasses.replace(run, interrupted=True, system_failure=cut)
     failure = pod_state.termination_failure(pod, agent)
