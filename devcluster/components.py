@@ -56,6 +56,8 @@ CONTROLLERS = (
     "deployment-controller",
     "ttl-after-finished-controller",
     "pod-garbage-collector-controller",
+    # Counts usage into each ResourceQuota's status: quota admission enforces nothing without it.
+    "resourcequota-controller",
     # Publishes kube-root-ca.crt into every namespace; projected token volumes need it.
     "root-ca-certificate-publisher-controller",
 )
