@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agentjobs.logic import blocks
 from agentjobs.models.contract import Blocker, FailureReason, Report, ReportState, SideEffects
 
 STATUS_COMMENTS_LIMIT = 4096
@@ -19,6 +20,12 @@ BLOCKER_TEXT_LIMIT = 1024
 _FAILURE_REASONS = {reason.value: reason for reason in FailureReason}
 _SIDE_EFFECTS = {word.value: word for word in SideEffects}
 _LEGACY_STATUS = {"completed": True, "failed": False}
+_STRENGTH = {  # R11
+    ReportState.FAILURE: 3,
+    ReportState.SUCCESS: 2,
+    ReportState.UNREADABLE: 1,
+    ReportState.NOT_REPORTED: 0,
+}
 
 
 class _DuplicateKeys:
@@ -211,3 +218,23 @@ def comments_for_status(comments: str | None) -> str | None:
     if len(encoded) <= STATUS_COMMENTS_LIMIT:
         return comments
     return encoded[:STATUS_COMMENTS_LIMIT].decode("utf-8", errors="ignore")
+
+
+def _read(body: str, warnings: list[str]) -> Report:
+    return read_report_body(body, warnings=warnings)
+
+
+def _noted(report: Report, note: str) -> Report:
+    return report.model_copy(update={"warnings": [*report.warnings, note]})
+
+
+TASK_RESULT = blocks.BlockKind[Report](
+    name="TASK_RESULT",
+    noun="report",
+    read_body=_read,
+    unreadable=unreadable,
+    strength=lambda report: _STRENGTH[report.state],
+    state=lambda report: report.state.value,
+    noted=_noted,
+    absent=Report(state=ReportState.NOT_REPORTED),
+)

@@ -1,9 +1,12 @@
-"""R1-R4, R10-R12 and R13a (text): find and read TASK_RESULT blocks in a log stream.
+"""R1-R4, R10-R12, R13a (text) and R39: find and read blocks in a log stream.
 
-:class:`TextReportReader` is fed lines by a :class:`~agentjobs.logic.lines.LineAssembler`
-and keeps, at any time, at most one open report body (``BODY_LIMIT``), the
-tail of the log's prose (``LAST_MESSAGE_LIMIT``) and the strongest report
-closed so far (R11); never the log itself.
+:class:`TextBlockReader` is fed lines by a :class:`~agentjobs.logic.lines.LineAssembler`
+and keeps, at any time, at most one open block body (``BODY_LIMIT``), the
+tail of the log's prose (``LAST_MESSAGE_LIMIT``) and the strongest block
+closed so far (R11, R39); never the log itself. Which block it reads
+(``TASK_RESULT`` reports, ``GRADE_RESULT`` grades) is its
+:class:`~agentjobs.logic.blocks.BlockKind`; the framing below is the same
+for every kind, and "report" below stands for any block.
 
 Decisions taken where the contract is silent (each one keeps the verdict a
 function of the log's content alone, R12):
@@ -20,7 +23,7 @@ function of the log's content alone, R12):
 - A body over ``BODY_LIMIT`` bytes, or a report line over the line-piece
   limit, makes the report unreadable; the lines after it still belong to
   the report until a terminator or a new marker.
-- A ``TASK_RESULT_END`` line outside any report is ignored, not prose.
+- A terminator line (``TASK_RESULT_END``) outside any report is ignored, not prose.
 - A UTF-8 byte-order mark before a marker is ignored like a leading space.
 - Report lines are not prose, and a report ends a paragraph: the last
   message is the last run of non-blank prose lines, before or after reports.
@@ -30,33 +33,19 @@ from __future__ import annotations
 
 import re
 from enum import Enum, auto
+from typing import Generic
 
-from agentjobs.logic import ansi, report_body
-from agentjobs.models.contract import Report, ReportState
+from agentjobs.logic import ansi
+from agentjobs.logic.blocks import BlockKind, Value
 
-MARKER = b"TASK_RESULT:"
-TERMINATOR = "TASK_RESULT_END"
 BODY_LIMIT = 1024 * 1024
 LAST_MESSAGE_LIMIT = 64 * 1024
 LINE_PIECE_LIMIT = BODY_LIMIT + 4096
 
-# "TASK_RESULT", or any beginning of it directly followed by ESC: an escape sequence
-# cut into the stem may hide a marker that R1's stripping reveals.
-_STEM_OR_CUT_STEM = re.compile(
-    rb"T(?:A(?:S(?:K(?:_(?:R(?:E(?:S(?:U(?:L(?:T|\x1b)|\x1b)|\x1b)|\x1b)|\x1b)|\x1b)|\x1b)"
-    rb"|\x1b)|\x1b)|\x1b)"
-)
 _LEADING_BLANKS = re.compile(rb"(?:[ \t]|\xef\xbb\xbf)*")
 _FENCE = re.compile(r"```[A-Za-z0-9_+-]*")
 _JSON_STRUCTURE = re.compile(r'["{}\[\]]')
 _STRING_REST = re.compile(r'(?:[^"\\\n]|\\.)*')
-
-_STRENGTH = {
-    ReportState.FAILURE: 3,
-    ReportState.SUCCESS: 2,
-    ReportState.UNREADABLE: 1,
-    ReportState.NOT_REPORTED: 0,
-}
 
 
 class _State(Enum):
@@ -68,10 +57,14 @@ class _State(Enum):
     SKIP = auto()
 
 
-class TextReportReader:
-    """The report-reading state machine over ANSI-stripped lines of text."""
+class TextBlockReader(Generic[Value]):
+    """The block-reading state machine over ANSI-stripped lines of text."""
 
-    def __init__(self) -> None:
+    def __init__(self, kind: BlockKind[Value]) -> None:
+        self._kind = kind
+        self._stem = kind.stem_pattern
+        self._terminator = kind.terminator
+        self._terminator_bytes = kind.terminator.encode()
         self._state = _State.PROSE
         self._body: list[str] = []
         self._body_size = 0
@@ -80,8 +73,9 @@ class TextReportReader:
         self._body_warnings: list[str] = []
         self._prose = bytearray()
         self._message_prose: bytearray | None = None
-        self._strongest: Report | None = None
-        self._counts: dict[ReportState, int] = {}
+        self._strongest: Value | None = None
+        self._counts: dict[str, int] = {}
+        self._strengths: dict[str, int] = {}
 
     # -- LineSink ---------------------------------------------------------
 
@@ -92,7 +86,7 @@ class TextReportReader:
             if self._state is _State.PROSE or self._state is _State.SKIP:
                 # Fast path: only a line holding the marker's stem (perhaps cut by an
                 # escape sequence) can change anything; every other line is prose.
-                hit = _STEM_OR_CUT_STEM.search(block, position)
+                hit = self._stem.search(block, position)
                 if hit is None:
                     if self._state is _State.PROSE:
                         self._add_prose(block[position:] if position else block)
@@ -113,7 +107,8 @@ class TextReportReader:
             self._add_prose(data)
         elif self._state is not _State.SKIP:
             self._close_unreadable(
-                f"a report line is longer than {LINE_PIECE_LIMIT} bytes", then=_State.SKIP
+                f"a {self._kind.noun} line is longer than {LINE_PIECE_LIMIT} bytes",
+                then=_State.SKIP,
             )
 
     # -- messages (jsonl transcripts, R13a) ---------------------------------
@@ -132,33 +127,32 @@ class TextReportReader:
     # -- verdict ----------------------------------------------------------
 
     def close(self) -> None:
-        """End of stream: an open report is unreadable (R3)."""
+        """End of stream: an open block is unreadable (R3)."""
         if self._state in (_State.PROSE, _State.SKIP):
             return
         if self._state is _State.AWAIT_VALUE:
-            reason = "the stream ended before the report's JSON"
+            reason = f"the stream ended before the {self._kind.noun}'s JSON"
         elif self._state is _State.IN_VALUE:
-            reason = "the stream ended inside the report's JSON"
+            reason = f"the stream ended inside the {self._kind.noun}'s JSON"
         else:
-            reason = f"the stream ended before {TERMINATOR}"
+            reason = f"the stream ended before {self._terminator}"
         self._close_unreadable(reason, then=_State.PROSE)
 
     @property
-    def reports_closed(self) -> int:
+    def blocks_closed(self) -> int:
         return sum(self._counts.values())
 
-    def report(self) -> Report:
-        """R10/R11: the strongest report closed so far (``not_reported`` when none)."""
+    def standing(self) -> Value:
+        """R10/R11, R39: the strongest block closed so far (the kind's ``absent`` when none)."""
         if self._strongest is None:
-            return Report(state=ReportState.NOT_REPORTED)
+            return self._kind.absent
         total = sum(self._counts.values())
         if total == 1:
             return self._strongest
-        tally = ", ".join(
-            f"{self._counts[state]} {state.value}" for state in _STRENGTH if state in self._counts
-        )
-        note = f"{total} reports were written ({tally}); the strongest stands"
-        return self._strongest.model_copy(update={"warnings": [*self._strongest.warnings, note]})
+        by_strength = sorted(self._counts, key=lambda state: -self._strengths[state])
+        tally = ", ".join(f"{self._counts[state]} {state}" for state in by_strength)
+        note = f"{total} {self._kind.noun}s were written ({tally}); the strongest stands"
+        return self._kind.noted(self._strongest, note)
 
     def last_paragraph(self) -> str | None:
         """R13a (text): the last run of non-blank prose lines, within the prose's last 64 KiB."""
@@ -183,13 +177,15 @@ class TextReportReader:
         text = ansi.strip_ansi(raw)
         if self._is_marker(text):
             if self._state is not _State.SKIP:
+                marker = self._kind.marker.decode()
                 self._close_unreadable(
-                    "a new TASK_RESULT: marker began before this report ended", then=_State.PROSE
+                    f"a new {marker} marker began before this {self._kind.noun} ended",
+                    then=_State.PROSE,
                 )
             self._open_report(text, line_end=line_end)
             return
         if self._state is _State.SKIP:
-            if text.strip() == TERMINATOR.encode():
+            if text.strip() == self._terminator_bytes:
                 self._state = _State.PROSE
             return
         self._report_line(raw, text, line_end=line_end)
@@ -198,18 +194,17 @@ class TextReportReader:
         text = ansi.strip_ansi(raw)
         if self._is_marker(text):
             self._open_report(text, line_end=line_end)
-        elif not (line_end and text.strip() == TERMINATOR.encode()):
+        elif not (line_end and text.strip() == self._terminator_bytes):
             self._add_prose(raw)
 
-    @staticmethod
-    def _is_marker(raw: bytes) -> bool:
+    def _is_marker(self, raw: bytes) -> bool:
         blanks = _LEADING_BLANKS.match(raw)
         start = blanks.end() if blanks else 0
-        return raw.startswith(MARKER, start)
+        return raw.startswith(self._kind.marker, start)
 
     def _open_report(self, text: bytes, *, line_end: bool) -> None:
         blanks = _LEADING_BLANKS.match(text)
-        rest = text[(blanks.end() if blanks else 0) + len(MARKER) :]
+        rest = text[(blanks.end() if blanks else 0) + len(self._kind.marker) :]
         self._add_prose(b"\n")  # a report ends the paragraph before it
         self._state = _State.AWAIT_VALUE
         self._body = []
@@ -221,25 +216,27 @@ class TextReportReader:
             self._report_line(rest, rest, line_end=True)
         else:
             self._close_unreadable(
-                f"a report line is longer than {LINE_PIECE_LIMIT} bytes", then=_State.SKIP
+                f"a {self._kind.noun} line is longer than {LINE_PIECE_LIMIT} bytes",
+                then=_State.SKIP,
             )
 
     def _report_line(self, raw: bytes, stripped_bytes: bytes, *, line_end: bool) -> None:
         """A line inside a report: ``raw`` as it came, ``stripped_bytes`` without ANSI (R1)."""
         if not line_end:
             self._close_unreadable(
-                f"a report line is longer than {LINE_PIECE_LIMIT} bytes", then=_State.SKIP
+                f"a {self._kind.noun} line is longer than {LINE_PIECE_LIMIT} bytes",
+                then=_State.SKIP,
             )
             return
         text = self._decode_body_line(stripped_bytes)
         stripped = text.strip()
         state = self._state
         if state is _State.AWAIT_TERMINATOR:
-            if stripped == TERMINATOR:
+            if stripped == self._terminator:
                 self._close_readable()
             else:
                 self._close_unreadable(
-                    f"the line after the JSON is not {TERMINATOR}", then=_State.PROSE
+                    f"the line after the JSON is not {self._terminator}", then=_State.PROSE
                 )
                 self._line(raw, line_end=True)
             return
@@ -252,9 +249,9 @@ class TextReportReader:
                 )
                 self._line(raw, line_end=True)
             return
-        if stripped == TERMINATOR:
+        if stripped == self._terminator:
             self._close_unreadable(
-                f"{TERMINATOR} came before the JSON was complete", then=_State.PROSE
+                f"{self._terminator} came before the JSON was complete", then=_State.PROSE
             )
             return
         self._body_size += len(stripped_bytes)
@@ -271,7 +268,7 @@ class TextReportReader:
             return
         if not self._fenced and _FENCE.fullmatch(stripped):
             self._fenced = True
-            self._body_warnings.append("the report's JSON was wrapped in a code fence")
+            self._body_warnings.append(f"the {self._kind.noun}'s JSON was wrapped in a code fence")
             return
         start = len(text) - len(text.lstrip())
         if text[start] != "{":
@@ -319,25 +316,27 @@ class TextReportReader:
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError:
-            if "invalid UTF-8 in the report was replaced" not in self._body_warnings:
-                self._body_warnings.append("invalid UTF-8 in the report was replaced")
+            note = f"invalid UTF-8 in the {self._kind.noun} was replaced"
+            if note not in self._body_warnings:
+                self._body_warnings.append(note)
             return raw.decode("utf-8", errors="replace")
 
     def _close_readable(self) -> None:
-        self._record(
-            report_body.read_report_body("".join(self._body), warnings=self._body_warnings)
-        )
+        self._record(self._kind.read_body("".join(self._body), self._body_warnings))
         self._state = _State.PROSE
 
     def _close_unreadable(self, reason: str, *, then: _State) -> None:
-        self._record(report_body.unreadable(reason, self._body_warnings))
+        self._record(self._kind.unreadable(reason, self._body_warnings))
         self._body = []
         self._state = then
 
-    def _record(self, report: Report) -> None:
-        self._counts[report.state] = self._counts.get(report.state, 0) + 1
-        if self._strongest is None or _STRENGTH[report.state] > _STRENGTH[self._strongest.state]:
-            self._strongest = report
+    def _record(self, value: Value) -> None:
+        state = self._kind.state(value)
+        strength = self._kind.strength(value)
+        self._counts[state] = self._counts.get(state, 0) + 1
+        self._strengths[state] = strength
+        if self._strongest is None or strength > self._kind.strength(self._strongest):
+            self._strongest = value
 
     def _add_prose(self, data: bytes) -> None:
         self._prose += data
@@ -347,15 +346,6 @@ class TextReportReader:
             self._message_prose += data
             if len(self._message_prose) > 4 * LAST_MESSAGE_LIMIT:
                 del self._message_prose[:-LAST_MESSAGE_LIMIT]
-
-
-def _append_tail(tail: bytearray, data: bytes) -> None:
-    if len(data) >= LAST_MESSAGE_LIMIT:
-        tail[:] = data[-LAST_MESSAGE_LIMIT:]
-        return
-    tail += data
-    if len(tail) > 4 * LAST_MESSAGE_LIMIT:
-        del tail[:-LAST_MESSAGE_LIMIT]
 
 
 def _decode_tail(data: bytes, *, truncated: bool) -> str:

@@ -5,6 +5,8 @@
 agent CLIs', R13b), first takes the agent's own words out of each event
 (R13c) and reads those. Memory stays bounded whatever the input: a line
 piece, one open report body, the tail of the last message.
+:class:`BlockTranscriptReader` is the same machinery for any kind of block;
+a grader's log is read through it too (R39, ``logic/grade_reader.py``).
 
 Decisions where the contract is silent:
 
@@ -21,8 +23,10 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from typing import Generic
 
-from agentjobs.logic import lines, report_reader
+from agentjobs.logic import lines, report_body, report_reader
+from agentjobs.logic.blocks import BlockKind, Value
 from agentjobs.logic.transcripts import cli_error, formats
 from agentjobs.logic.transcripts.event_lines import EventLines
 from agentjobs.models.contract import Report, SystemFailure, TranscriptFormat, Usage
@@ -42,12 +46,23 @@ class ReaderVerdict:
     usage: Usage | None = None
 
 
-class TranscriptReader:
-    """Feed an agent's log in chunks of any size; ask for the verdict at any time."""
+@dataclass(frozen=True)
+class TranscriptFacts:
+    """What an event transcript says beside its blocks (R13a, R13d-R13f)."""
 
-    def __init__(self, transcript_format: TranscriptFormat = TranscriptFormat.TEXT) -> None:
+    last_message: str | None
+    terminal_event_seen: bool
+    agent_cli_error: SystemFailure | None
+    usage: Usage | None
+    warnings: list[str]
+
+
+class BlockTranscriptReader(Generic[Value]):
+    """Feed a log in chunks of any size; read blocks of one kind from it."""
+
+    def __init__(self, kind: BlockKind[Value], transcript_format: TranscriptFormat) -> None:
         self._format = transcript_format
-        self._text_reader = report_reader.TextReportReader()
+        self._text_reader = report_reader.TextBlockReader(kind)
         self._events: EventLines | None = None
         sink: lines.LineSink = self._text_reader
         piece_limit = report_reader.LINE_PIECE_LIMIT
@@ -63,22 +78,55 @@ class TranscriptReader:
         self._input.feed(chunk)
 
     @property
-    def reports_seen(self) -> int:
-        """How many reports have been closed so far (cheap: for live progress)."""
-        return self._text_reader.reports_closed
+    def blocks_seen(self) -> int:
+        """How many blocks have been closed so far (cheap: for live progress)."""
+        return self._text_reader.blocks_closed
 
-    def standing_report(self) -> Report:
-        """The strongest report closed so far, without ending the stream."""
-        return self._text_reader.report()
+    def standing(self) -> Value:
+        """The strongest block closed so far, without ending the stream."""
+        return self._text_reader.standing()
 
-    def close(self) -> ReaderVerdict:
-        """End of stream: the final verdict (an open report is unreadable, R3)."""
+    def _close_stream(self) -> None:
+        """End of stream: an open block is unreadable (R3)."""
         if not self._closed:
             self._input.close()
             if self._events is not None:
                 self._events.close()
             self._text_reader.close()
             self._closed = True
+
+    def _facts(self) -> TranscriptFacts:
+        if self._events is None:
+            return TranscriptFacts(self._text_reader.last_paragraph(), False, None, None, [])
+        events = self._events
+        warnings = []
+        if events.skipped_events:
+            warnings.append(
+                f"{events.skipped_events} transcript lines over "
+                f"{EVENT_LINE_LIMIT} bytes were skipped"
+            )
+        error = cli_error.classify(events.cli_error) if events.cli_error is not None else None
+        return TranscriptFacts(
+            events.last_message, events.terminal_event_seen, error, events.usage, warnings
+        )
+
+
+class TranscriptReader(BlockTranscriptReader[Report]):
+    """An agent's log: its ``TASK_RESULT`` report and the run's facts."""
+
+    def __init__(self, transcript_format: TranscriptFormat = TranscriptFormat.TEXT) -> None:
+        super().__init__(report_body.TASK_RESULT, transcript_format)
+
+    @property
+    def reports_seen(self) -> int:
+        return self.blocks_seen
+
+    def standing_report(self) -> Report:
+        return self.standing()
+
+    def close(self) -> ReaderVerdict:
+        """End of stream: the final verdict (an open report is unreadable, R3)."""
+        self._close_stream()
         return self._verdict()
 
     def verdict(self) -> ReaderVerdict:
@@ -88,17 +136,14 @@ class TranscriptReader:
         return copy.deepcopy(self).close()
 
     def _verdict(self) -> ReaderVerdict:
-        report = self._text_reader.report()
-        if self._events is None:
-            return ReaderVerdict(report, self._text_reader.last_paragraph(), False)
-        if self._events.skipped_events:
-            note = (
-                f"{self._events.skipped_events} transcript lines over "
-                f"{EVENT_LINE_LIMIT} bytes were skipped"
-            )
-            report = report.model_copy(update={"warnings": [*report.warnings, note]})
-        events = self._events
-        error = cli_error.classify(events.cli_error) if events.cli_error is not None else None
+        report = self._text_reader.standing()
+        facts = self._facts()
+        if facts.warnings:
+            report = report.model_copy(update={"warnings": [*report.warnings, *facts.warnings]})
         return ReaderVerdict(
-            report, events.last_message, events.terminal_event_seen, error, events.usage
+            report,
+            facts.last_message,
+            facts.terminal_event_seen,
+            facts.agent_cli_error,
+            facts.usage,
         )

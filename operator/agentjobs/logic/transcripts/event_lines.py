@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, Protocol
 
 from agentjobs.logic import lines, report_reader, usage
 from agentjobs.logic.transcripts.meaning import (
@@ -51,6 +51,14 @@ class _RunningDigest:
         return clone
 
 
+class MessageSink(lines.LineSink, Protocol):
+    """The block reader the agent's words go to, told where each message begins and ends."""
+
+    def begin_message(self) -> None: ...
+
+    def end_message(self) -> str | None: ...
+
+
 def _as_block(text: str) -> bytes:
     """A block's text as it is fed: it ends its line."""
     return (text if text.endswith("\n") else text + "\n").encode("utf-8", errors="replace")
@@ -59,7 +67,7 @@ def _as_block(text: str) -> bytes:
 class EventLines:
     """A :class:`~agentjobs.logic.lines.LineSink` for event transcripts."""
 
-    def __init__(self, text_reader: report_reader.TextReportReader, decoder: Decoder) -> None:
+    def __init__(self, text_reader: MessageSink, decoder: Decoder) -> None:
         self._text_reader = text_reader
         self._decoder = decoder
         self._text_input = lines.LineAssembler(
