@@ -40,7 +40,22 @@ def test_each_error_is_logged_at_the_level_it_deserves(
     assert (record.exc_info is not None) is isinstance(error, KeyError)
 
 
+RBAC_DENIAL = (
+    'pods is forbidden: User "system:serviceaccount:ns:op" cannot create resource "pods" '
+    'in API group "" in the namespace "ns"'
+)
+
+
 def test_a_refusal_says_what_to_grant(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.ERROR, logger="agentjobs.test"):
-        log_retry(logging.getLogger("agentjobs.test"), "x", ApiError(403, "Forbidden", "no"), 1)
+        error = ApiError(403, "Forbidden", RBAC_DENIAL)
+        log_retry(logging.getLogger("agentjobs.test"), "x", error, 1)
     assert "grant it in the operator's Role or ClusterRole" in caplog.text
+
+
+def test_a_403_from_admission_is_not_called_missing_rbac(caplog: pytest.LogCaptureFixture) -> None:
+    message = 'pods "p" is forbidden: status unknown for quota: q, resources: pods'
+    with caplog.at_level(logging.ERROR, logger="agentjobs.test"):
+        log_retry(logging.getLogger("agentjobs.test"), "x", ApiError(403, "Forbidden", message), 1)
+    assert message in caplog.text
+    assert "grant" not in caplog.text

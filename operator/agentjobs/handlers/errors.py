@@ -9,6 +9,7 @@ import aiohttp
 
 from agentjobs.adapters.kube import ApiError
 from agentjobs.adapters.object_store import StorageError
+from agentjobs.logic import admission
 
 
 class RetryLater(Exception):
@@ -17,7 +18,7 @@ class RetryLater(Exception):
 
 def describe(error: ApiError) -> str:
     """An API error as an operator's log line; a denied permission says what to grant."""
-    if error.forbidden:
+    if admission.is_operator_permission(code=error.status, message=error.message):
         return (
             f"permission denied by the API server ({error.message}): grant it in the "
             "operator's Role or ClusterRole"

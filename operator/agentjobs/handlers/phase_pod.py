@@ -14,7 +14,7 @@ from agentjobs.adapters import paths
 from agentjobs.adapters.kube import ApiError, JsonObject
 from agentjobs.handlers.errors import RetryLater, log_retry
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
-from agentjobs.logic import naming, ownership, pods
+from agentjobs.logic import admission, naming, ownership, pods
 from agentjobs.models.contract import FailureKind, SystemFailure
 from agentjobs.models.resources import API_VERSION
 
@@ -42,7 +42,13 @@ async def create_pod(ctx: PhaseContext, attempt: Attempt) -> SystemFailure | Non
         prompt, failure = await _referenced_prompt(ctx)
         if failure is not None:
             return failure
-    sidecars = await _prepare_storage(ctx, attempt, owner)
+    try:
+        sidecars = await _prepare_storage(ctx, attempt, owner)
+    except ApiError as error:
+        refused = _refusal_blocker(error, "Secret")
+        if refused is None:
+            raise
+        return refused
     inputs = [item.model_dump(mode="json") for item in spec.inputs or []]
     config_map = pods.prompt_config_map(
         phase_resource=ctx.name,
@@ -60,21 +66,26 @@ async def create_pod(ctx: PhaseContext, attempt: Attempt) -> SystemFailure | Non
         sidecars=sidecars,
         security=ctx.config.security,
     )
-    try:
-        await create_owned(ctx, paths.config_map(ctx.namespace), config_map)
-        await create_owned(ctx, paths.pod(ctx.namespace), pod)
-    except ApiError as error:
-        # A quota or an invalid pod is the phase's blocker; any other refusal is the
-        # operator's own permissions: raised, so that it is logged and retried.
-        quota = error.forbidden and "exceeded quota" in error.message
-        if quota or error.status in (400, 422):
-            return SystemFailure(
-                kind=FailureKind.QUOTA if quota else FailureKind.CONFIG,
-                code=error.reason or "PodRejected",
-                message=f"the phase's pod was refused: {error.message}",
-            )
-        raise
+    for subject, collection, body in (
+        ("ConfigMap", paths.config_map(ctx.namespace), config_map),
+        ("pod", paths.pod(ctx.namespace), pod),
+    ):
+        try:
+            await create_owned(ctx, collection, body)
+        except ApiError as error:
+            refused = _refusal_blocker(error, subject)
+            if refused is None:
+                raise
+            return refused
     return None
+
+
+def _refusal_blocker(error: ApiError, subject: str) -> SystemFailure | None:
+    """Admission's "no" to what the phase asked for is its blocker; anything else (the
+    operator's own RBAC, an outage) is raised by the caller, logged and retried."""
+    return admission.refusal_blocker(
+        code=error.status, reason=error.reason, message=error.message, subject=subject
+    )
 
 
 async def _prepare_storage(
