@@ -8,10 +8,9 @@ tell the agent's author what to fix.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from agentjobs.logic import blocks
+from agentjobs.logic import blocks, json_body
 from agentjobs.models.contract import Blocker, FailureReason, Report, ReportState, SideEffects
 
 STATUS_COMMENTS_LIMIT = 4096
@@ -20,36 +19,13 @@ BLOCKER_TEXT_LIMIT = 1024
 _FAILURE_REASONS = {reason.value: reason for reason in FailureReason}
 _SIDE_EFFECTS = {word.value: word for word in SideEffects}
 _LEGACY_STATUS = {"completed": True, "failed": False}
+_json_type = json_body.json_type
 _STRENGTH = {  # R11
     ReportState.FAILURE: 3,
     ReportState.SUCCESS: 2,
     ReportState.UNREADABLE: 1,
     ReportState.NOT_REPORTED: 0,
 }
-
-
-class _DuplicateKeys:
-    """Remembers whether the outermost JSON object repeated a key (R5).
-
-    ``object_pairs_hook`` sees inner objects before outer ones, so the last
-    object it sees is the top-level one.
-    """
-
-    def __init__(self) -> None:
-        self.top_level_duplicates: list[str] = []
-
-    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: set[str] = set()
-        self.top_level_duplicates = []
-        for key, _ in pairs:
-            if key in seen:
-                self.top_level_duplicates.append(key)
-            seen.add(key)
-        return dict(pairs)
-
-
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
 
 
 def unreadable(reason: str, warnings: list[str] | None = None) -> Report:
@@ -59,38 +35,13 @@ def unreadable(reason: str, warnings: list[str] | None = None) -> Report:
     )
 
 
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
 def read_report_body(body: str, *, warnings: list[str]) -> Report:
     """Interpret one report body (R5-R9); ``warnings`` are the reader's own (e.g. R4's fence)."""
-    duplicates = _DuplicateKeys()
     try:
-        value = json.loads(body, object_pairs_hook=duplicates, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as error:
-        return unreadable(f"the body is not one JSON value ({_short(error)})", warnings)
-    if not isinstance(value, dict):
-        return unreadable(f"the body is {_json_type(value)}, not a JSON object", warnings)
-    if duplicates.top_level_duplicates:
-        keys = ", ".join(sorted(set(duplicates.top_level_duplicates)))
-        return unreadable(f"key written twice at the top level: {keys}", warnings)
+        value = json_body.load_object(body)
+    except json_body.NotOneObject as error:
+        return unreadable(str(error), warnings)
     return _read_object(value, list(warnings))
-
-
-def _short(error: Exception) -> str:
-    text = str(error) or type(error).__name__
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def _read_object(body: dict[str, Any], warnings: list[str]) -> Report:
