@@ -9,7 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -24,6 +24,9 @@ KUBERNETES_BUILD_DATE = "2026-04-15T18:01:22Z"
 ETCD_VERSION = "v3.6.16"
 HELM_VERSION = "v3.22.0"
 VERSITYGW_VERSION = "v1.8.0"
+# MinIO is a test server only (AGPL): built here to prove the operator against it, never
+# shipped or linked. The module proxy serves only this pseudo-version of its last commit.
+MINIO_VERSION = "v0.0.0-20260212201848-7aac2a2c5b7c"
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,22 @@ def _helm_version_flags() -> tuple[str, ...]:
     )
 
 
+def _minio_version_flags() -> tuple[str, ...]:
+    # A pseudo-version is v0.0.0-YYYYMMDDHHMMSS-<12 hex of the commit>: MinIO's own release
+    # stamps are that time (RFC 3339, and the tag's dashed form) and that commit.
+    _base, stamp, commit = MINIO_VERSION.split("-")
+    date = f"{stamp[0:4]}-{stamp[4:6]}-{stamp[6:8]}"
+    clock = f"{stamp[8:10]}:{stamp[10:12]}:{stamp[12:14]}"
+    values = {
+        "Version": f"{date}T{clock}Z",
+        "ReleaseTag": f"DEVELOPMENT.{date}T{clock.replace(':', '-')}Z",
+        "CommitID": commit,
+        "ShortCommitID": commit,
+        "CopyrightYear": stamp[0:4],
+    }
+    return tuple(f"-X github.com/minio/minio/cmd.{name}={value}" for name, value in values.items())
+
+
 BUILDS: tuple[GoModuleBuild, ...] = (
     GoModuleBuild(
         module_dir="kubernetes",
@@ -85,6 +104,12 @@ BUILDS: tuple[GoModuleBuild, ...] = (
         packages={"versitygw": "github.com/versity/versitygw/cmd/versitygw"},
         ldflags=(f"-X main.Version={VERSITYGW_VERSION}",),
     ),
+    GoModuleBuild(
+        module_dir="minio",
+        version=MINIO_VERSION,
+        packages={"minio": "github.com/minio/minio"},
+        ldflags=_minio_version_flags(),
+    ),
 )
 
 
@@ -94,6 +119,18 @@ def binary_path(name: str) -> Path:
         if name in build.packages:
             return BIN_DIR / f"{name}-{build.version}"
     raise KeyError(f"no Go build produces a binary named {name!r}")
+
+
+def all_binary_names() -> list[str]:
+    return [name for build in BUILDS for name in build.packages]
+
+
+def builds_for(names: Collection[str] | None) -> list[GoModuleBuild]:
+    """The builds producing any of the binaries `names` (all of them for None)."""
+    unknown = set(names or ()) - set(all_binary_names())
+    if unknown:
+        raise KeyError(f"no Go build produces {sorted(unknown)}")
+    return [b for b in BUILDS if names is None or not set(b.packages).isdisjoint(names)]
 
 
 def go_environment() -> dict[str, str]:
@@ -147,18 +184,22 @@ class BuildError(RuntimeError):
     """A pinned Go module could not be built."""
 
 
-def ensure_binaries(log: TextIO = sys.stderr) -> dict[str, Path]:
-    """Build whichever pinned binaries are not cached yet; return every binary's path."""
+def ensure_binaries(
+    log: TextIO = sys.stderr, names: Collection[str] | None = None
+) -> dict[str, Path]:
+    """Build whichever pinned binaries are not cached yet, of those named (default: all), so
+    that e.g. Helm alone does not wait for MinIO's build; return each one's path."""
+    builds = builds_for(names)
     if shutil.which("go") is None:
         raise BuildError("the `go` command is not on PATH; it is needed to build the cluster")
     BIN_DIR.mkdir(parents=True, exist_ok=True)
     # Two `up` commands at once must not build into the same files.
     with open(BIN_DIR / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        for build in BUILDS:
+        for build in builds:
             if _missing(build):
                 _run_build(build, log)
-    return {name: binary_path(name) for build in BUILDS for name in build.packages}
+    return {name: binary_path(name) for build in builds for name in build.packages}
 
 
 def link_unversioned(binaries: Mapping[str, Path], directory: Path) -> None:

@@ -44,7 +44,7 @@ def _namespace() -> str:
 
 def render(helm: Path | None = None) -> str:
     """The text of manifests/install.yaml."""
-    helm = helm or ensure_binaries()["helm"]
+    helm = helm or ensure_binaries(names=["helm"])["helm"]
     rendered = subprocess.run(
         [
             str(helm),

@@ -21,7 +21,7 @@ Render = Callable[..., list[dict[str, Any]]]
 @pytest.fixture(scope="session")
 def helm() -> Path:
     """devcluster's pinned helm, built on first use like the cluster's other binaries."""
-    return ensure_binaries()["helm"]
+    return ensure_binaries(names=["helm"])["helm"]
 
 
 def run_helm(helm: Path, *args: str) -> subprocess.CompletedProcess[str]:
