@@ -7,11 +7,11 @@ import fcntl
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TextIO
 
-from devcluster import processes
-from devcluster.build import ensure_binaries, link_unversioned
+from devcluster import processes, stores
+from devcluster.build import all_binary_names, ensure_binaries, link_unversioned
 from devcluster.components import (
     ALL,
     APISERVER,
@@ -28,7 +28,6 @@ from devcluster.layout import (
     APISERVER_URL,
     NODE_NAME,
     REPO_ROOT,
-    S3_ENDPOINT,
     Layout,
     default_layout,
     s3_credentials,
@@ -43,21 +42,24 @@ class ClusterError(RuntimeError):
     """The cluster could not be brought into the requested state."""
 
 
-def environment(layout: Layout | None = None) -> dict[str, str]:
-    """The variables a client needs to use the cluster, with PATH already extended."""
+def environment(layout: Layout | None = None, store: str | None = None) -> dict[str, str]:
+    """The variables a client needs to use the cluster, with PATH already extended; the S3
+    ones point at `store`, by default the first store `up` was asked for."""
     layout = layout or default_layout()
     credentials = s3_credentials(layout)
+    store = store or stores.chosen_stores(layout)[0]
     return {
         "KUBECONFIG": str(layout.admin_kubeconfig),
         "PATH": f"{layout.bin}{os.pathsep}{os.environ.get('PATH', '')}",
-        "AGENTJOBS_S3_ENDPOINT": S3_ENDPOINT,
+        "AGENTJOBS_S3_ENDPOINT": stores.S3_ENDPOINTS[store],
         "AGENTJOBS_S3_ACCESS_KEY": credentials.access_key,
         "AGENTJOBS_S3_SECRET_KEY": credentials.secret_key,
     }
 
 
-def _process_environment(layout: Layout) -> dict[str, str]:
+def _process_environment(layout: Layout, component: Component) -> dict[str, str]:
     env = dict(os.environ)
+    env.update(component.environment(layout))
     env[processes.MARKER_VARIABLE] = str(layout.root)
     # The node runs as `python -m devcluster.node` and must import this checkout.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
@@ -94,8 +96,11 @@ def _wait_healthy(layout: Layout, component: Component) -> None:
     _wait_until(f"{component.name} health", lambda: component.healthy(layout), layout, component)
 
 
-def _prepare(layout: Layout, log: TextIO) -> None:
-    binaries = ensure_binaries(log)
+def _prepare(layout: Layout, log: TextIO, s3: tuple[str, ...]) -> None:
+    # A store's binary is named after it; one not started need not be built (MinIO's first
+    # build takes minutes).
+    unchosen = {name for name in stores.S3_STORES if name not in s3}
+    binaries = ensure_binaries(log, [name for name in all_binary_names() if name not in unchosen])
     link_unversioned(binaries, layout.bin)
     ensure_pki(layout.pki, LEAVES)
     for client in KUBECONFIG_CLIENTS:
@@ -120,7 +125,7 @@ def _start(layout: Layout, component: Component, log: TextIO) -> None:
         component.argv(layout),
         pid_file=layout.pid_file(component.name),
         log_file=layout.log_file(component.name),
-        env=_process_environment(layout),
+        env=_process_environment(layout, component),
         cwd=REPO_ROOT,
     )
 
@@ -142,21 +147,33 @@ def _exclusive(layout: Layout) -> Iterator[None]:
         yield
 
 
-def up(layout: Layout | None = None, log: TextIO = sys.stderr) -> None:
-    """Build what is missing, start what is not running, and wait until all of it is ready."""
+def up(
+    layout: Layout | None = None, log: TextIO = sys.stderr, s3: Iterable[str] | None = None
+) -> None:
+    """Build what is missing, start what is not running, and wait until all of it is ready.
+
+    `s3` names the S3 stores to start besides those already chosen since the last `down`
+    (by default the chosen ones, or versitygw when none is).
+    """
     layout = layout or default_layout()
     with _exclusive(layout):
-        _up(layout, log)
+        chosen = stores.choose_stores(layout, stores.chosen_stores(layout) if s3 is None else s3)
+        _up(layout, log, chosen)
 
 
-def _up(layout: Layout, log: TextIO) -> None:
-    _prepare(layout, log)
+def _up(layout: Layout, log: TextIO, s3: tuple[str, ...]) -> None:
+    _prepare(layout, log, s3)
     # Each of these needs the one before it to answer.
     for component in (ETCD, APISERVER):
         _start(layout, component, log)
         _wait_healthy(layout, component)
     node_available = NODE_MODULE.exists()
-    rest = [c for c in ALL if c not in (ETCD, APISERVER) and (c is not NODE or node_available)]
+    unchosen = [store for name, store in stores.S3_STORES.items() if name not in s3]
+    rest = [
+        c
+        for c in ALL
+        if c not in (ETCD, APISERVER, *unchosen) and (c is not NODE or node_available)
+    ]
     for component in rest:
         _start(layout, component, log)
     for component in rest:
@@ -235,6 +252,7 @@ def _down(layout: Layout, log: TextIO) -> None:
     still_listening = processes.listening_ports(p for c in ALL for p in c.ports)
     if still_listening:
         raise ClusterError(f"ports still listening after down: {sorted(still_listening)}")
+    stores.forget_stores(layout)
     print("cluster is down", file=log, flush=True)
 
 
@@ -242,11 +260,15 @@ def status(layout: Layout | None = None, out: TextIO = sys.stdout) -> bool:
     """Print each process's state; True when every expected process runs and is healthy."""
     layout = layout or default_layout()
     all_healthy = True
+    chosen = stores.chosen_stores(layout)
     for component in ALL:
         if component is NODE and not NODE_MODULE.exists():
             print(f"{component.name:24} not available (no {NODE_MODULE.name})", file=out)
             continue
         pid = processes.alive(layout.pid_file(component.name))
+        if pid is None and component.name in stores.S3_STORES and component.name not in chosen:
+            print(f"{component.name:24} not chosen (up --s3 {component.name})", file=out)
+            continue
         healthy = pid is not None and component.healthy(layout)
         all_healthy = all_healthy and healthy
         if pid is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +17,8 @@ from devcluster.layout import (
     ETCD_PEER_PORT,
     KUBERNETES_SERVICE_IP,
     LOOPBACK,
+    MINIO_CONSOLE_PORT,
+    MINIO_PORT,
     NODE_NAME,
     NODE_PORT,
     REPO_ROOT,
@@ -33,6 +35,8 @@ SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 NODE_MODULE = REPO_ROOT / "devcluster" / "node" / "__main__.py"
 IMAGES_FILE = REPO_ROOT / "devcluster" / "images.yaml"
 S3_HEALTH_PATH = "/health"
+# Ready, unlike live, only once the drive is formatted and requests are served.
+MINIO_READY_PATH = "/minio/health/ready"
 NODE_MONITOR_GRACE_SECONDS = 15
 NODE_LEASE_DURATION_SECONDS = 10
 # Node settings a test session may change (the node restarts to take them):
@@ -94,6 +98,10 @@ LEAVES = (
 KUBECONFIG_CLIENTS = ("admin", "controller-manager", "scheduler", "node")
 
 
+def _no_environment(layout: Layout) -> Mapping[str, str]:
+    return {}
+
+
 @dataclass(frozen=True)
 class Component:
     name: str
@@ -102,6 +110,8 @@ class Component:
     healthy: Callable[[Layout], bool]
     # How long the process may take to shut down on SIGTERM before it is killed.
     grace_seconds: float = 10.0
+    # Settings the process takes only from its environment.
+    environment: Callable[[Layout], Mapping[str, str]] = _no_environment
 
 
 def _etcd(layout: Layout) -> list[str]:
@@ -239,6 +249,33 @@ def _versitygw_healthy(layout: Layout) -> bool:
     return http_status(f"http://{LOOPBACK}:{S3_PORT}{S3_HEALTH_PATH}") == 200
 
 
+def _minio(layout: Layout) -> list[str]:
+    layout.minio_data.mkdir(parents=True, exist_ok=True)
+    return [
+        str(binary_path("minio")),
+        "server",
+        f"--address={LOOPBACK}:{MINIO_PORT}",
+        # Its console is off (MINIO_BROWSER); the address keeps it off MinIO's default port.
+        f"--console-address={LOOPBACK}:{MINIO_CONSOLE_PORT}",
+        str(layout.minio_data),
+    ]
+
+
+def _minio_environment(layout: Layout) -> Mapping[str, str]:
+    credentials = s3_credentials(layout)
+    return {
+        "MINIO_ROOT_USER": credentials.access_key,
+        "MINIO_ROOT_PASSWORD": credentials.secret_key,
+        "MINIO_BROWSER": "off",
+        # No update check: the machine reaches no network, and this build is never updated.
+        "MINIO_UPDATE": "off",
+    }
+
+
+def _minio_healthy(layout: Layout) -> bool:
+    return http_status(f"http://{LOOPBACK}:{MINIO_PORT}{MINIO_READY_PATH}") == 200
+
+
 def image_files() -> list[Path]:
     """The node's image table plus any extra tables listed in $AGENTJOBS_EXTRA_IMAGES."""
     extra = os.environ.get("AGENTJOBS_EXTRA_IMAGES", "")
@@ -287,8 +324,15 @@ CONTROLLER_MANAGER = Component(
 )
 SCHEDULER = Component("kube-scheduler", (SCHEDULER_PORT,), _scheduler, _scheduler_healthy)
 S3 = Component("versitygw", (S3_PORT,), _versitygw, _versitygw_healthy)
+MINIO = Component(
+    "minio",
+    (MINIO_PORT, MINIO_CONSOLE_PORT),
+    _minio,
+    _minio_healthy,
+    environment=_minio_environment,
+)
 # The node stops its pods on SIGTERM, which takes up to their grace periods.
 NODE = Component("node", (NODE_PORT,), _node, _node_healthy, grace_seconds=35.0)
 
 # In start order; they stop in reverse.
-ALL = (ETCD, APISERVER, CONTROLLER_MANAGER, SCHEDULER, S3, NODE)
+ALL = (ETCD, APISERVER, CONTROLLER_MANAGER, SCHEDULER, S3, MINIO, NODE)

@@ -24,9 +24,13 @@ CONTROLLER_MANAGER_PORT = 10257
 SCHEDULER_PORT = 10259
 NODE_PORT = 10250
 S3_PORT = 9000
+# MinIO, the second S3 store, beside versitygw so that both can run at once.
+MINIO_PORT = 9010
+MINIO_CONSOLE_PORT = 9011
 
 APISERVER_URL = f"https://{LOOPBACK}:{APISERVER_PORT}"
 S3_ENDPOINT = f"http://{LOOPBACK}:{S3_PORT}"
+MINIO_ENDPOINT = f"http://{LOOPBACK}:{MINIO_PORT}"
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,15 @@ class Layout:
         return self.root / "s3-metadata"
 
     @property
+    def minio_data(self) -> Path:
+        return self.root / "minio"
+
+    @property
+    def s3_stores_file(self) -> Path:
+        """The S3 stores `up` was asked for, so that status and env know which to expect."""
+        return self.root / "s3-stores.json"
+
+    @property
     def node_state(self) -> Path:
         return self.root / "node"
 
@@ -91,7 +104,7 @@ class S3Credentials:
 
 
 def s3_credentials(layout: Layout) -> S3Credentials:
-    """The S3 root user's keys, generated on first use and kept in the state directory."""
+    """The S3 root user's keys (every store's), made on first use, kept in the state directory."""
     path = layout.root / "s3-credentials.json"
     if not path.exists():
         layout.root.mkdir(parents=True, exist_ok=True)

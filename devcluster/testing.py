@@ -24,8 +24,11 @@ loopback, allowed for the admin certificate only, and last until the node restar
   AGENTJOBS_NODE_STREAMING_IDLE_TIMEOUT was set); an idle stream's connection is closed.
 - `stop_node()` / `start_node()`: stop the node process (it kills its containers; they
   are ContainerStatusUnknown when it starts again) and start it, waiting until Ready.
-- `restart(component)`: stop and start one of "apiserver", "node", "s3" (or any
-  component's own name), waiting until healthy; also `python -m devcluster restart`.
+- `restart(component)`: stop and start one of "apiserver", "node", "s3" (versitygw), or
+  any component's own name ("minio"), waiting until healthy; also `python -m devcluster
+  restart`.
+- `stop_s3(store)` / `start_s3(store)`: an outage of one S3 store ("versitygw" or "minio"),
+  and its end, waiting until the store is healthy; the other store keeps running.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from devcluster import cluster
 from devcluster.components import NODE_MODULE
 from devcluster.layout import LOOPBACK, NODE_NAME, NODE_PORT, Layout, default_layout
 from devcluster.probes import admin_tls, node_ready
+from devcluster.stores import S3_STORES
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,10 @@ class DevCluster:
     @property
     def has_node(self) -> bool:
         return NODE_MODULE.exists() and node_ready(self.layout, NODE_NAME)
+
+    def s3_env(self, store: str) -> dict[str, str]:
+        """`env` with AGENTJOBS_S3_ENDPOINT and the keys of that S3 store instead."""
+        return cluster.environment(self.layout, store)
 
 
 class Kubectl:
@@ -177,3 +185,11 @@ def start_node(layout: Layout | None = None) -> None:
 
 def restart(component: str, layout: Layout | None = None) -> None:
     cluster.restart(component, layout)
+
+
+def stop_s3(store: str, layout: Layout | None = None) -> None:
+    cluster.stop_component(S3_STORES[store].name, layout)
+
+
+def start_s3(store: str, layout: Layout | None = None) -> None:
+    cluster.start_component(S3_STORES[store].name, layout)
