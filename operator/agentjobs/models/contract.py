@@ -81,6 +81,7 @@ class FailureClassification(StrEnum):
     PLATFORM = "platform"
     CORRECT_REFUSAL = "correct_refusal"
     UNCLASSIFIED = "unclassified"
+    OUTCOME_NOT_MET = "outcome_not_met"  # R41: the grader's rubric was not met in time
 
 
 class TranscriptFormat(StrEnum):
@@ -138,6 +139,7 @@ class FailureKind(StrEnum):
     NO_USABLE_OUTPUT = "no_usable_output"
     MAX_TURNS = "max_turns"
     AGENT_CLI_ERROR = "agent_cli_error"
+    GRADER_FAILED = "grader_failed"
 
 
 class Usage(ContractModel):
@@ -156,6 +158,44 @@ class SystemFailure(ContractModel):
     kind: FailureKind
     code: str
     message: str
+
+
+class GradeState(StrEnum):
+    """R39: what a grader's log resolves to, ordered by its strength."""
+
+    FAILED = "failed"
+    NEEDS_REVISION = "needs_revision"
+    SATISFIED = "satisfied"
+    UNREADABLE = "unreadable"
+    NOT_REPORTED = "not_reported"
+
+
+class Criterion(ContractModel):
+    """R39: one criterion of the rubric as the grader judged it."""
+
+    name: str
+    met: bool
+    feedback: str | None = None
+
+
+class Grade(ContractModel):
+    """What a grader said about one iteration's deliverable, as read from its log (R39)."""
+
+    state: GradeState
+    explanation: str | None = None
+    criteria: list[Criterion] = []
+    usage: Usage | None = None
+    warnings: list[str] = []
+
+
+class EvaluationResult(StrEnum):
+    """R40: how one evaluation of the outcome loop ended."""
+
+    SATISFIED = "satisfied"
+    NEEDS_REVISION = "needs_revision"
+    MAX_ITERATIONS_REACHED = "max_iterations_reached"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
 
 
 class TaskOutcomeStatus(StrEnum):
