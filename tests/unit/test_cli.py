@@ -158,7 +158,7 @@ def test_r28_r30_artifacts_from_a_directory(
     ]
     assert printed["deliverable_recovered"] is False
     assert printed["error"] is None
-    assert any("secret is a symlink" in warning for warning in printed["warnings"])
+    assert any("secret: a symlink; not followed" in warning for warning in printed["warnings"])
 
 
 def test_r30_an_empty_directory_recovers_the_last_message(

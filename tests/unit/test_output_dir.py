@@ -3,6 +3,7 @@
 Cases: nested files and sizes; symlinks to files outside, to directories and
 in loops are listed, never followed; FIFOs are never opened; junk directories
 are listed for the rule to skip; a missing or symlinked root is an error.
+The walker against a hostile tree is in test_output_walker.py.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def test_r28_symlinks_are_listed_and_never_followed(tmp_path: Path) -> None:
 def test_r28_a_fifo_is_listed_as_special_and_never_opened(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     assert output_dir.list_output(tmp_path) == [
-        OutputEntry(path="pipe", kind=EntryKind.SPECIAL, size=0)
+        OutputEntry(path="pipe", kind=EntryKind.SPECIAL, problem="a FIFO (named pipe); not read")
     ]
 
 

@@ -9,7 +9,9 @@ whether the phase must fail because nothing usable exists (R33).
 Decisions where the contract is silent:
 
 - Only regular files can be artifacts. A symlink, a FIFO, a socket or a
-  device is recorded as skipped with a warning and never opened.
+  device is recorded as skipped with a warning and never opened; so is an
+  entry the lister or the harvester could not take (its ``problem``: a name
+  that is not UTF-8, an unreadable file, a cap), one warning per entry.
 - A failed, cancelled or interrupted phase keeps its non-empty files; its
   empty files are not recovered, since the table of R34 recovers the last
   message only when no non-empty file exists.
@@ -88,12 +90,15 @@ def sort_entries(
     for entry in sorted(entries, key=lambda item: item.path):
         if _is_junk(entry.path):
             skipped.append(SkippedEntry(entry.path, "inside a build-junk directory", entry.kind))
+        elif entry.problem is not None:
+            skipped.append(SkippedEntry(entry.path, entry.problem, entry.kind))
+            warnings.append(f"{entry.path}: {entry.problem}; it is not an artifact")
         elif entry.kind is EntryKind.SYMLINK:
             skipped.append(SkippedEntry(entry.path, "symlink, not followed", entry.kind))
             warnings.append(
                 f"{entry.path} is a symlink; it was not followed and is not an artifact"
             )
-        elif entry.kind is EntryKind.SPECIAL:
+        elif entry.kind in (EntryKind.SPECIAL, EntryKind.DIRECTORY):
             skipped.append(SkippedEntry(entry.path, "not a regular file", entry.kind))
             warnings.append(f"{entry.path} is not a regular file; it was not read")
         elif entry.size == 0:

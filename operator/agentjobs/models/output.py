@@ -13,12 +13,20 @@ class EntryKind(StrEnum):
     FILE = "file"
     SYMLINK = "symlink"
     SPECIAL = "special"
+    DIRECTORY = "directory"  # only a directory that could not be walked is an entry
 
 
 class OutputEntry(ContractModel):
-    """One entry under the output directory; ``path`` is relative and uses ``/``."""
+    """One entry under the output directory; ``path`` is relative and uses ``/``.
+
+    A name that is not UTF-8 is shown with its bad bytes escaped (``\\xff``);
+    such an entry always has a ``problem`` and is never stored.
+    """
 
     path: str
     kind: EntryKind
     size: int = 0
     modified_ns: int = 0
+    # Why the lister could not take this entry (a name that is not UTF-8, a directory it
+    # may not read, a cap): the entry is skipped with this reason.
+    problem: str | None = None

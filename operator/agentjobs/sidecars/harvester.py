@@ -4,13 +4,18 @@ It syncs every ``interval`` seconds while the agent runs, so that an OOM kill
 or an eviction still leaves the latest files stored, and once more when it
 receives SIGTERM (after the agent exits, or on cancellation). That last sync
 is retried with backoff until it succeeds: a storage outage delays the phase
-(the pod's grace period is long) but loses nothing. Each sync ends by writing
-``manifest.json``; the last one is marked ``final``.
+(the pod's grace period is long) but loses nothing. Only storage errors are
+retried: a file that cannot be read as a regular file (see
+:mod:`agentjobs.adapters.output_dir`) is skipped and recorded, so one bad file
+never holds up the last sync. Each sync ends by writing ``manifest.json`` (when
+it changed); the last one is marked ``final``.
 """
 
 from __future__ import annotations
 
+import io
 import logging
+import os
 import signal
 import threading
 import time
@@ -22,54 +27,109 @@ from agentjobs.adapters import output_dir
 from agentjobs.adapters.object_store import ObjectStore, StorageError, content_type
 from agentjobs.logic import harvest, object_layout
 from agentjobs.models.output import OutputEntry
-from agentjobs.models.storage import ObjectLocation
+from agentjobs.models.storage import ArtifactManifest, ObjectLocation
 
 logger = logging.getLogger("agentjobs.harvester")
 PARALLEL_UPLOADS = 4
 MAX_BACKOFF_SECONDS = 5.0
+MAX_FAILURES = 3
+UPLOAD_BUFFER = 1024 * 1024
 
 
 class Harvester:
     def __init__(
-        self, store: ObjectStore, *, directory: Path, bucket: str, attempt_root: str
+        self,
+        store: ObjectStore,
+        *,
+        directory: Path,
+        bucket: str,
+        attempt_root: str,
+        limits: harvest.HarvestLimits = harvest.DEFAULT_LIMITS,
     ) -> None:
         self._store = store
         self._directory = directory
         self._bucket = bucket
         self._root = attempt_root
+        self._limits = limits
         self._uploaded: dict[str, harvest.Uploaded] = {}
+        self._last_manifest: bytes | None = None
         self._bucket_ready = False
         self.stopping = threading.Event()
 
-    def _listing(self) -> list[OutputEntry]:
-        try:
-            return output_dir.list_output(self._directory)
-        except output_dir.NotADirectory:
-            return []
+    def _location(self, path: str) -> ObjectLocation:
+        return ObjectLocation(self._bucket, object_layout.output_key(self._root, path))
 
-    def _upload(self, entry: OutputEntry) -> None:
-        location = ObjectLocation(self._bucket, object_layout.output_key(self._root, entry.path))
-        sha256 = self._store.put_file(location, self._directory / entry.path, size=entry.size)
-        self._uploaded[entry.path] = harvest.Uploaded(
-            entry.size, entry.modified_ns, sha256, content_type(entry.path)
-        )
+    def _upload(self, root: int, entry: OutputEntry) -> str | None:
+        """Store one file from the descriptor opened beneath ``root``; why not, if not."""
+        location = self._location(entry.path)
+        try:
+            with output_dir.open_file(root, entry.path) as (descriptor, info):
+                if info.st_size > self._limits.max_file_bytes:
+                    return (
+                        f"grew to {info.st_size} bytes, over the cap of "
+                        f"{self._limits.max_file_bytes} bytes per file; not stored"
+                    )
+                reader = output_dir.FileReader(descriptor, info.st_size)
+                media_type = content_type(entry.path)
+                try:
+                    stream = io.BufferedReader(reader, UPLOAD_BUFFER)
+                    self._store.put_stream(
+                        location, stream, size=info.st_size, media_type=media_type
+                    )
+                except (StorageError, OSError):
+                    if reader.problem is not None:
+                        return reader.problem  # the file's fault: skip it, retry nothing
+                    raise
+                self._uploaded[entry.path] = harvest.Uploaded(
+                    info.st_size, info.st_mtime_ns, reader.digest.hexdigest(), media_type
+                )
+                return None
+        except output_dir.FileProblem as problem:
+            return str(problem)
+
+    def _upload_all(self, root: int, plan: harvest.SyncPlan) -> dict[str, str]:
+        unreadable: dict[str, str] = {}
+        with ThreadPoolExecutor(PARALLEL_UPLOADS) as pool:
+            jobs = {entry.path: pool.submit(self._upload, root, entry) for entry in plan.to_upload}
+            for path, job in jobs.items():
+                if (reason := job.result()) is not None:
+                    unreadable[path] = reason
+                    self._uploaded.pop(path, None)
+                    logger.warning("skipped %s: %s", path, reason)
+        return unreadable
 
     def sync(self, *, final: bool) -> int:
         """Upload what changed and write the manifest; how many files were uploaded."""
-        plan = harvest.plan_sync(self._listing(), self._uploaded)
-        with ThreadPoolExecutor(PARALLEL_UPLOADS) as pool:
-            for result in [pool.submit(self._upload, entry) for entry in plan.to_upload]:
-                result.result()
-        manifest = harvest.manifest(plan, self._uploaded, final=final)
-        self._store.put_bytes(
-            ObjectLocation(self._bucket, object_layout.manifest_key(self._root)),
-            manifest.model_dump_json(by_alias=True, indent=1).encode(),
-            media_type="application/json",
-        )
-        return len(plan.to_upload)
+        try:
+            root = output_dir.open_root(self._directory)
+        except output_dir.NotADirectory as error:
+            logger.info("nothing to harvest: %s", error)
+            plan = harvest.plan_sync([], self._uploaded, self._limits)
+            self._write_manifest(harvest.manifest(plan, {}, final=final), final=final)
+            return 0
+        try:
+            plan = harvest.plan_sync(output_dir.list_open(root), self._uploaded, self._limits)
+            unreadable = self._upload_all(root, plan)
+        finally:
+            os.close(root)
+        manifest = harvest.manifest(plan, self._uploaded, final=final, unreadable=unreadable)
+        self._write_manifest(manifest, final=final)
+        return len(plan.to_upload) - len(unreadable)
+
+    def _write_manifest(self, manifest: ArtifactManifest, *, final: bool) -> None:
+        data = manifest.model_dump_json(by_alias=True, indent=1).encode()
+        if data != self._last_manifest or final:
+            self._store.put_bytes(
+                ObjectLocation(self._bucket, object_layout.manifest_key(self._root)),
+                data,
+                media_type="application/json",
+            )
+            self._last_manifest = data
 
     def _retrying(self, *, final: bool) -> None:
+        """One sync; storage errors are retried (the last sync until it succeeds)."""
         backoff = 0.5
+        failures = 0
         while True:
             try:
                 if not self._bucket_ready:
@@ -80,8 +140,14 @@ class Harvester:
                     "%s sync: %d file(s) uploaded", "final" if final else "periodic", uploaded
                 )
                 return
-            except (StorageError, OSError) as error:
+            except StorageError as error:
                 logger.warning("sync failed: %s; retrying in %.1f s", error, backoff)
+            except Exception:
+                # A bug, not storage: never a crash loop, and never a retry for ever.
+                failures += 1
+                logger.exception("sync failed unexpectedly (%d of %d)", failures, MAX_FAILURES)
+                if failures >= MAX_FAILURES:
+                    return
             if final:
                 time.sleep(backoff)
             elif self.stopping.wait(backoff):
