@@ -86,6 +86,8 @@ PERMISSIONS = [
     Permission("", "pods", "watch", blocks=False),
     Permission("", "pods", "create"),
     Permission("", "pods", "delete", scenario="cancel"),
+    # Refused, the runner cannot release its pod once the run is recorded, so never finishes.
+    Permission("", "pods", "patch"),
     Permission("", "pods/log", "get"),
     Permission("", "configmaps", "get"),
     Permission("", "configmaps", "create"),

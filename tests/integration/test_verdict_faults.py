@@ -216,3 +216,62 @@ def test_a_pod_on_a_lost_node_is_interrupted_without_waiting_out_its_grace(
         testing.start_node()
     assert status["status"] == "interrupted"
     assert status["taskOutcome"]["terminalReason"] == "DeletionByTaintManager"
+
+
+def test_a_pod_deleted_before_it_was_recorded_is_interrupted_and_never_run_twice(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
+) -> None:
+    # An operator that dies between creating the pod and recording it, then the pod is
+    # deleted before the next one starts: the finalizer keeps the pod for it to read.
+    kubectl.apply(execution("unrecorded", "sleep 30; " + REPORT % "ran twice"), namespace)
+    phase = "unrecorded-0-step0"
+    wait_for(
+        lambda: phase_status(kubectl, namespace, phase).get("status") == "running",
+        what="the phase to run",
+    )
+    operator.kill()
+    forget = '[{"op": "remove", "path": "/status/podName"}]'
+    kubectl.run(
+        "patch", "phase", phase, "-n", namespace, "--subresource=status", "--type=json",
+        "-p", forget,
+    )  # fmt: skip
+    kubectl.run("delete", "pod", f"{phase}-a1", "-n", namespace, "--wait=false")
+    operator.start()
+    status = wait_finished(kubectl, namespace, "unrecorded")
+    assert status["status"] == "interrupted"
+    assert status["taskOutcome"]["terminalReason"] == "PodDeleted"
+    scheduled = [
+        e for e in events(kubectl, namespace, "Scheduled")
+        if e["involvedObject"]["name"] == f"{phase}-a1"
+    ]  # fmt: skip
+    assert len(scheduled) == 1
+    wait_for(
+        lambda: not kubectl.json("get", "pods", "-n", namespace)["items"],
+        what="the pod to go once its run was recorded",
+    )
+
+
+def test_pods_of_an_execution_deleted_while_no_operator_ran_are_let_go(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
+) -> None:
+    kubectl.apply(execution("orphaned", "sleep 60"), namespace)
+    wait_for(
+        lambda: phase_status(kubectl, namespace, "orphaned-0-step0").get("status") == "running",
+        what="the phase to run",
+    )
+    operator.kill()
+    kubectl.run("delete", "execution", "orphaned", "-n", namespace, "--wait=false")
+    wait_for(
+        lambda: all(
+            p["metadata"].get("deletionTimestamp")
+            for p in kubectl.json("get", "pods", "-n", namespace)["items"]
+        ),
+        what="the garbage collector to delete the pod",
+    )
+    time.sleep(2)
+    assert kubectl.json("get", "pods", "-n", namespace)["items"], "kept by its finalizer"
+    operator.start()
+    wait_for(
+        lambda: not kubectl.json("get", "pods", "-n", namespace)["items"],
+        what="the restarted operator to let the pod go",
+    )

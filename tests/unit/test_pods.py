@@ -107,6 +107,10 @@ def test_the_pod_never_restarts_its_agent_and_is_owned_by_the_phase() -> None:
     assert manifest["metadata"]["labels"][naming.LABEL_PHASE] == "demo-0-plan"
 
 
+def test_the_pod_is_kept_by_a_finalizer_until_its_run_is_recorded() -> None:
+    assert pod(spec())["metadata"]["finalizers"] == [naming.POD_FINALIZER]
+
+
 def test_without_storage_there_are_no_sidecars() -> None:
     assert "initContainers" not in pod(spec())["spec"]
 

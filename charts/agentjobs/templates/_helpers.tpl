@@ -78,10 +78,11 @@ these rules, and shows that taking away any one of them makes the operator fail.
 - apiGroups: ["agentjobs.io"]
   resources: ["phases/status"]
   verbs: ["patch"]
-# Pods: one per phase attempt; deleted on cancel and when they never start.
+# Pods: one per phase attempt; deleted on cancel and when they never start; patched to
+# remove the finalizer that keeps each one until its run is recorded.
 - apiGroups: [""]
   resources: ["pods"]
-  verbs: ["get", "list", "watch", "create", "delete"]
+  verbs: ["get", "list", "watch", "create", "delete", "patch"]
 # Pod logs: the agent's TASK_RESULT block is read from its log as it streams.
 - apiGroups: [""]
   resources: ["pods/log"]

@@ -18,6 +18,7 @@ from kubernetes_asyncio import config as k8s_config
 
 JsonObject = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 
 class ApiError(Exception):
@@ -125,6 +126,18 @@ class Kube:
             if error.status == 404:
                 return None
             raise
+
+    async def remove_finalizer(self, path: str, finalizer: str, *, uid: str) -> None:
+        """Remove ``finalizer`` from a built-in object (still the one with ``uid``), leaving
+        any other finalizer alone; nothing when the object is gone or was replaced."""
+        patch = {
+            "metadata": {"uid": uid, "$deleteFromPrimitiveList/finalizers": [finalizer]},
+        }
+        try:
+            await self._json("PATCH", path, body=patch, content_type=STRATEGIC_MERGE_PATCH)
+        except ApiError as error:
+            if error.status not in (404, 409):
+                raise
 
     async def replace(self, path: str, body: JsonObject) -> JsonObject | None:
         """Write ``body`` over the object (PUT); None when the object changed since ``body``'s

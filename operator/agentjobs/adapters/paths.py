@@ -39,3 +39,8 @@ def all_executions() -> str:
 def all_phases() -> str:
     """Phases in every namespace."""
     return f"/apis/{API_VERSION}/phases"
+
+
+def all_pods() -> str:
+    """Pods in every namespace."""
+    return "/api/v1/pods"

@@ -18,13 +18,14 @@ from typing import Any
 
 from agentjobs.adapters import paths
 from agentjobs.adapters.kube import Kube
+from agentjobs.handlers import pod_release
 from agentjobs.handlers.config import OperatorConfig
 from agentjobs.handlers.errors import log_retry
 from agentjobs.handlers.executions import ExecutionReconciler
 from agentjobs.handlers.leadership import Leadership
 from agentjobs.handlers.phase_runner import PhaseRunner
 from agentjobs.handlers.phase_storage import PhaseStorage
-from agentjobs.logic import phase_status
+from agentjobs.logic import naming, phase_status, pod_tracking
 from agentjobs.models.resources import PhaseResourceStatus
 
 logger = logging.getLogger(__name__)
@@ -93,10 +94,13 @@ class Operator:
         if running is not None:
             running[1].cancel()
 
-    def pod_seen(self, namespace: str, phase: str) -> None:
+    def pod_seen(self, namespace: str, phase: str, pod: dict[str, Any]) -> None:
+        """Wake the pod's runner; without one, let the pod go if its Phase is done with it."""
         running = self._runners.get((namespace, phase))
         if running is not None:
             running[0].notify()
+        elif self.leading and pod_tracking.tracked(pod):
+            self._track(pod_release.release_if_unneeded_logged(self.kube, pod))
 
     async def _keep_running(self, runner: PhaseRunner) -> None:
         """Run until the phase is resolved, retrying with backoff after unexpected errors."""
@@ -140,7 +144,8 @@ class Operator:
         await asyncio.wait([work])
 
     async def _act_on_everything(self) -> None:
-        """Start runners for every unfinished Phase, then reconcile every Execution."""
+        """Start runners for every unfinished Phase, reconcile every Execution, release pods
+        nobody needs."""
         backoff = 1.0
         while True:
             try:
@@ -152,6 +157,13 @@ class Operator:
                     for item in await self.kube.list(path, label_selector=""):
                         meta = item["metadata"]
                         await self.executions.reconcile(meta["namespace"], meta["name"])
+                # Pods whose Phase went while no replica led are let go now.
+                for path in self._collections(paths.pod, paths.all_pods):
+                    for item in await self.kube.list(path, label_selector=naming.LABEL_PHASE):
+                        labels = item["metadata"]["labels"]
+                        self.pod_seen(
+                            item["metadata"]["namespace"], labels[naming.LABEL_PHASE], item
+                        )
                 return
             except Exception as error:  # sorted in log_retry; the resync must still happen
                 log_retry(logger, "listing phases and executions", error, backoff)

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 
 from agentjobs.adapters import paths
 from agentjobs.adapters.kube import JsonObject, Kube
-from agentjobs.handlers import phase_finish, phase_pod
+from agentjobs.handlers import phase_finish, phase_pod, pod_release
 from agentjobs.handlers.config import OperatorConfig
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
 from agentjobs.handlers.phase_log import LogReading, Transcript
@@ -78,6 +78,7 @@ class PhaseRunner:
         if ctx.status.run is not None:  # judged before a restart: finish from the record
             run, verdict = run_checkpoint.restore(ctx.status.run)
             await self._settle_pod(ctx, attempt)
+            await _release_pod(ctx, attempt)
             await phase_finish.finish(ctx, attempt, run, verdict)
             return
         if ctx.status.pod_name is None:
@@ -123,6 +124,7 @@ class PhaseRunner:
         )
         if not await ctx.write_status(ctx.status.model_copy(update={"run": record})):
             return
+        await _release_pod(ctx, attempt)
         run, restored = run_checkpoint.restore(record)
         await phase_finish.finish(ctx, attempt, run, restored)
 
@@ -191,6 +193,13 @@ class PhaseRunner:
         if pod is not None:
             await phase_pod.delete_pod(ctx, pod, grace_seconds=self._config.cancel_grace_seconds)
         ctx.changed.set()
+
+
+async def _release_pod(ctx: PhaseContext, attempt: Attempt) -> None:
+    """The run is recorded: the pod may go whenever it is deleted."""
+    pod = await ctx.current_pod(attempt.pod_name)
+    if pod is not None:
+        await pod_release.release(ctx.kube, pod)
 
 
 def _running(ctx: PhaseContext, attempt: Attempt, message: str) -> PhaseResourceStatus:

@@ -95,10 +95,11 @@ async def phase_event(
 async def pod_event(
     *,
     event: kopf.RawEvent,
+    body: kopf.Body,
     labels: kopf.Labels,
     namespace: str | None,
     memo: kopf.Memo,
     **_: Any,
 ) -> None:
     if event["type"] != "DELETED" and namespace:
-        memo["operator"].pod_seen(namespace, labels[naming.LABEL_PHASE])
+        memo["operator"].pod_seen(namespace, labels[naming.LABEL_PHASE], dict(body))

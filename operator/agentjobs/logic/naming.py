@@ -10,6 +10,8 @@ LABEL_EXECUTION = f"{GROUP}/execution"
 LABEL_PHASE = f"{GROUP}/phase"
 LABEL_ATTEMPT = f"{GROUP}/attempt"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "agentjobs"}
+# Keeps a phase pod until its run is recorded (logic/pod_tracking.py says why).
+POD_FINALIZER = f"{GROUP}/run-record"
 _MAX_NAME = 55  # room for "-a<attempt>", "-prompt" and "-storage" within 63 characters
 
 

@@ -290,6 +290,7 @@ def phase_pod(
             "namespace": namespace,
             "labels": _labels(spec, phase_resource, attempt),
             "ownerReferences": [owner.reference()],
+            "finalizers": [naming.POD_FINALIZER],
         },
         "spec": pod_spec,
     }

@@ -1,0 +1,47 @@
+"""Letting a phase pod go once its run is recorded (the finalizer of :mod:`pod_tracking`).
+
+A runner releases its own pod right after the run's checkpoint is written; the
+operator releases any other pod of ours that nobody needs any more: one whose
+Phase is gone (an Execution deleted, so the garbage collector removes its pods),
+has ended, or has moved on to a later attempt.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import aiohttp
+
+from agentjobs.adapters import paths
+from agentjobs.adapters.kube import ApiError, JsonObject, Kube
+from agentjobs.logic import naming, pod_tracking
+from agentjobs.logic.pod_tracking import releasable
+
+logger = logging.getLogger(__name__)
+
+
+async def release(kube: Kube, pod: JsonObject) -> None:
+    meta = pod["metadata"]
+    if pod_tracking.tracked(pod):
+        path = paths.pod(meta["namespace"], meta["name"])
+        await kube.remove_finalizer(path, naming.POD_FINALIZER, uid=meta["uid"])
+
+
+async def release_if_unneeded(kube: Kube, pod: JsonObject) -> None:
+    """Release ``pod`` when its Phase no longer needs it (read afresh: the event that
+    brought the pod here may predate the Phase's last status)."""
+    if not pod_tracking.tracked(pod):
+        return
+    meta = pod["metadata"]
+    phase_name = (meta.get("labels") or {}).get(naming.LABEL_PHASE)
+    phase = await kube.get(paths.phase(meta["namespace"], phase_name)) if phase_name else None
+    if releasable(pod, phase):
+        await release(kube, pod)
+
+
+async def release_if_unneeded_logged(kube: Kube, pod: JsonObject) -> None:
+    """:func:`release_if_unneeded`, whose failure waits for the pod's next event."""
+    try:
+        await release_if_unneeded(kube, pod)
+    except (ApiError, aiohttp.ClientError, TimeoutError) as error:
+        logger.warning("pod %s: not released yet: %s", pod["metadata"]["name"], error)
