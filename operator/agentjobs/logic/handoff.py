@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
+from agentjobs.logic.credentials import Root
 from agentjobs.models.contract import Artifact
+from agentjobs.models.resources import PhaseSpec
+from agentjobs.models.storage import ObjectLocation
 
 WORKSPACE = PurePosixPath("/workspace")
 OUTPUT_DIR = WORKSPACE / "artifacts" / "output"
@@ -36,3 +39,18 @@ def handoff_destinations(
 ) -> list[tuple[Artifact, PurePosixPath]]:
     """Each artifact of the previous phase with the path it takes in the next one."""
     return [(artifact, input_dir / relative_artifact_path(artifact.path)) for artifact in previous]
+
+
+def readable_roots(spec: PhaseSpec, *, execution_root: str) -> tuple[Root, ...]:
+    """What a phase's sidecars may read besides their own attempt: the inputs its spec
+    names, and only those inside its own Execution's objects (``execution_root``), so
+    that a Phase written by hand cannot name another Execution's or namespace's keys."""
+    roots = []
+    for item in spec.inputs or []:
+        try:
+            location = ObjectLocation.parse(item.url)
+        except ValueError:
+            continue
+        if location.key.startswith(execution_root + "/"):
+            roots.append(Root(location.bucket, location.key))
+    return tuple(roots)

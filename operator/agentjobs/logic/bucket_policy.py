@@ -1,0 +1,32 @@
+"""Which buckets Executions may name in ``spec.artifacts.bucket``: an admin's allow-list.
+
+Without one, only the operator's own bucket is allowed. An entry is a bucket
+name or a shell-style pattern (``team-*``), matched case-sensitively, since
+bucket names are lower case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+ALLOWED_BUCKETS_FLAG = "--allowed-bucket"
+
+
+@dataclass(frozen=True)
+class BucketPolicy:
+    default_bucket: str
+    allowed: tuple[str, ...] = ()
+
+    def allows(self, bucket: str) -> bool:
+        if bucket == self.default_bucket:
+            return True
+        return any(fnmatchcase(bucket, pattern) for pattern in self.allowed)
+
+    def refusal(self, bucket: str) -> str:
+        """Why ``bucket`` is refused, naming what the admin may change."""
+        allowed = ", ".join(sorted({self.default_bucket, *self.allowed}))
+        return (
+            f"bucket {bucket!r} is not allowed by this operator (allowed: {allowed}); "
+            f"an admin may add it with {ALLOWED_BUCKETS_FLAG} (chart value s3.allowedBuckets)"
+        )
