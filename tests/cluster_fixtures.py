@@ -3,6 +3,11 @@
 The cluster comes up once per session. With AGENTJOBS_REUSE_CLUSTER=1 a running cluster is
 used and left running; otherwise the session tears down the cluster it started. A cluster that
 was already running when the session began is never torn down, since someone else owns it.
+
+Both S3 stores run (versitygw and MinIO, each on its own port). Tests use versitygw unless
+marked `@every_s3_store`, which runs them once per store (ids `versitygw` and `minio`): the
+`s3_store` fixture names the store, `s3_env` points the cluster's environment at it, and `s3`
+is a client of it.
 """
 
 from __future__ import annotations
@@ -18,8 +23,11 @@ from minio import Minio
 
 from devcluster import cluster, processes
 from devcluster.components import APISERVER
-from devcluster.layout import S3_ENDPOINT, default_layout
+from devcluster.layout import default_layout
+from devcluster.stores import DEFAULT_S3_STORE, S3_STORES
 from devcluster.testing import DevCluster, Kubectl
+
+every_s3_store = pytest.mark.parametrize("s3_store", list(S3_STORES), indirect=True)
 
 
 @pytest.fixture(scope="session")
@@ -27,9 +35,10 @@ def local_cluster() -> Iterator[DevCluster]:
     layout = default_layout()
     reuse = os.environ.get("AGENTJOBS_REUSE_CLUSTER") == "1"
     already_running = processes.alive(layout.pid_file(APISERVER.name)) is not None
-    cluster.up(layout)
+    cluster.up(layout, s3=S3_STORES)
     owned = not reuse and not already_running
-    yield DevCluster(layout=layout, env=cluster.environment(layout), owned=owned)
+    env = cluster.environment(layout, DEFAULT_S3_STORE)
+    yield DevCluster(layout=layout, env=env, owned=owned)
     if owned:
         cluster.down(layout)
 
@@ -57,12 +66,25 @@ def namespace(kubectl: Kubectl, request: pytest.FixtureRequest) -> Iterator[str]
     kubectl.run("delete", "namespace", name, "--wait=false")
 
 
-@pytest.fixture(scope="session")
-def s3(local_cluster: DevCluster) -> Minio:
-    """A client of the local S3 store, as its root user."""
+@pytest.fixture
+def s3_store(request: pytest.FixtureRequest) -> str:
+    """The S3 store a test uses: versitygw, or each one in turn under `@every_s3_store`."""
+    store: str = getattr(request, "param", DEFAULT_S3_STORE)
+    return store
+
+
+@pytest.fixture
+def s3_env(local_cluster: DevCluster, s3_store: str) -> dict[str, str]:
+    """The cluster's environment with AGENTJOBS_S3_* pointing at the test's store."""
+    return local_cluster.s3_env(s3_store)
+
+
+@pytest.fixture
+def s3(s3_env: dict[str, str]) -> Minio:
+    """A client of the test's S3 store, as its root user."""
     return Minio(
-        S3_ENDPOINT.removeprefix("http://"),
-        access_key=local_cluster.env["AGENTJOBS_S3_ACCESS_KEY"],
-        secret_key=local_cluster.env["AGENTJOBS_S3_SECRET_KEY"],
+        s3_env["AGENTJOBS_S3_ENDPOINT"].removeprefix("http://"),
+        access_key=s3_env["AGENTJOBS_S3_ACCESS_KEY"],
+        secret_key=s3_env["AGENTJOBS_S3_SECRET_KEY"],
         secure=False,
     )

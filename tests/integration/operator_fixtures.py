@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from devcluster.testing import DevCluster, Kubectl
+from devcluster.testing import Kubectl
 
 REPO = Path(__file__).resolve().parents[2]
 MANIFESTS = Path(__file__).resolve().parent / "manifests"
@@ -90,9 +90,10 @@ def crds(kubectl: Kubectl) -> None:
 
 @pytest.fixture
 def operator(
-    local_cluster: DevCluster, crds: None, namespace: str, tmp_path: Path
+    s3_env: dict[str, str], crds: None, namespace: str, tmp_path: Path
 ) -> Iterator[OperatorProcess]:
-    process = OperatorProcess(local_cluster.env, namespace, tmp_path / "operator.log")
+    """The operator for the test's namespace, storing artifacts in the test's S3 store."""
+    process = OperatorProcess(s3_env, namespace, tmp_path / "operator.log")
     process.start()
     yield process
     process.stop()

@@ -8,7 +8,8 @@ writes nothing gets recovered-from-transcript.md, or fails on a bare
 partial without counting as a deliverable; phase 2 finds phase 1's files
 under artifacts/input, and `artifactRetention: Delete` removes the objects
 with the execution; the S3 server stopped mid-phase and restarted loses
-nothing; `agentjobs artifacts` downloads what the status lists.
+nothing; `agentjobs artifacts` downloads what the status lists. Each runs against
+versitygw and against MinIO (ids `versitygw`, `minio`).
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from typing import Any
 
 from minio import Minio
 
-from devcluster import cluster, processes
-from devcluster.components import S3
-from devcluster.testing import DevCluster, Kubectl
+from devcluster import testing
+from devcluster.testing import Kubectl
+from tests.cluster_fixtures import every_s3_store
 from tests.integration.operator_fixtures import (
     MANIFESTS,
     OperatorProcess,
@@ -36,6 +37,8 @@ from tests.integration.operator_fixtures import (
 )
 
 BUCKET = "agentjobs"
+
+pytestmark = every_s3_store
 
 
 def objects(s3: Minio, prefix: str) -> dict[str, bytes]:
@@ -177,7 +180,7 @@ def test_r35_phase_two_receives_phase_one_files_and_deletion_removes_the_objects
     namespace: str,
     operator: OperatorProcess,
     s3: Minio,
-    local_cluster: DevCluster,
+    s3_env: dict[str, str],
     tmp_path: Path,
 ) -> None:
     apply_manifest(kubectl, namespace, "artifacts-handoff.yaml")
@@ -196,7 +199,7 @@ def test_r35_phase_two_receives_phase_one_files_and_deletion_removes_the_objects
             "--download",
             str(tmp_path),
         ],
-        env={**local_cluster.env, "PATH": local_cluster.env["PATH"]},
+        env={**s3_env, "PATH": s3_env["PATH"]},
         capture_output=True,
         text=True,
         check=True,
@@ -214,12 +217,13 @@ def test_a_storage_outage_delays_the_phase_and_loses_nothing(
     namespace: str,
     operator: OperatorProcess,
     s3: Minio,
-    local_cluster: DevCluster,
+    s3_store: str,
+    local_cluster: testing.DevCluster,
 ) -> None:
     apply_manifest(kubectl, namespace, "artifacts-outage.yaml")
     root = f"{namespace}/outage/0-write/attempt-1/"
     wait_for(lambda: "output/before.txt" in objects(s3, root), what="the first periodic sync")
-    processes.stop(local_cluster.layout.pid_file(S3.name), grace_seconds=5)
+    testing.stop_s3(s3_store)
     try:
         pod = kubectl.json("get", "pod", "-n", namespace, "outage-0-write-a1")
         workspace = (
@@ -239,7 +243,7 @@ def test_a_storage_outage_delays_the_phase_and_loses_nothing(
         )
         assert phase_status(kubectl, namespace, "outage-0-write")["status"] == "running"
     finally:
-        cluster.up(local_cluster.layout)
+        testing.start_s3(s3_store)
     status = wait_finished(kubectl, namespace, "outage", timeout=120)
     assert status["status"] == "completed"
     log = kubectl.run("logs", "-n", namespace, "outage-0-write-a1", "-c", "agent").stdout

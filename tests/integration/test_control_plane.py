@@ -1,4 +1,4 @@
-"""The control plane and the S3 store behave like the real thing, observed through kubectl."""
+"""The control plane and the S3 stores behave like the real thing, observed through kubectl."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ from minio import Minio
 from devcluster import cluster, processes
 from devcluster.components import ALL
 from devcluster.layout import APISERVER_URL, KUBERNETES_SERVICE_IP
+from devcluster.stores import S3_STORES
 from devcluster.testing import DevCluster, Kubectl
+from tests.cluster_fixtures import every_s3_store
 
 
 def _wait_for(description: str, condition: Any, timeout: float = 60) -> None:
@@ -132,6 +134,7 @@ def test_rbac_denies_a_service_account_what_its_role_does_not_grant(
     assert f"system:serviceaccount:{namespace}:reader" in denied.stderr
 
 
+@every_s3_store
 def test_s3_object_reads_back_identical(s3: Minio) -> None:
     bucket = f"round-trip-{uuid.uuid4().hex[:8]}"
     payload = secrets.token_bytes(3 * 1024 * 1024 + 17)
@@ -200,4 +203,4 @@ def test_down_leaves_no_process_and_no_listening_port(local_cluster: DevCluster)
         for component in ALL:
             assert processes.alive(local_cluster.layout.pid_file(component.name)) is None
     finally:
-        cluster.up(local_cluster.layout)
+        cluster.up(local_cluster.layout, s3=S3_STORES)

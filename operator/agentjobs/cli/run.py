@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from agentjobs.handlers.config import LeaderElection, OperatorConfig
 from agentjobs.logic.pod_security import RESTRICTED_CONTAINER, RESTRICTED_POD, PodSecurity
-from agentjobs.models.kubernetes import PodSecurityContext, SecurityContext
+from agentjobs.models.kubernetes import PodSecurityContext, ResourceRequirements, SecurityContext
 
 Context = TypeVar("Context", bound=BaseModel)
 
@@ -88,6 +88,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: the restricted profile)",
     )
     parser.add_argument(
+        "--sidecar-resources",
+        type=_json(ResourceRequirements),
+        metavar="JSON",
+        help="requests and limits of the harvester and input fetcher in phase pods, e.g. "
+        '\'{"limits": {"cpu": "500m", "memory": "256Mi"}}\' (default: none)',
+    )
+    parser.add_argument(
+        "--image-pull-secret",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a Secret in the phase's namespace for pulling phase pods' images, the sidecars' "
+        "among them (repeatable)",
+    )
+    parser.add_argument(
         "--leader-election",
         metavar="NAME",
         help="elect the one acting replica through the coordination.k8s.io Lease of this name "
@@ -134,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
         image=args.image,
         harvest_interval_seconds=args.harvest_interval,
         security=PodSecurity(pod=args.pod_security_context, container=args.security_context),
+        sidecar_resources=args.sidecar_resources,
+        image_pull_secrets=tuple(args.image_pull_secret),
         namespaces=tuple(args.namespace or ()),
         leader_election=leader_election(args),
     )

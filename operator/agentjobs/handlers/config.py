@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentjobs.logic.pod_security import PodSecurity
+from agentjobs.models.kubernetes import ResourceRequirements
 
 
 @dataclass(frozen=True)
@@ -36,3 +37,7 @@ class OperatorConfig:
     security: PodSecurity = field(default_factory=PodSecurity)
     namespaces: tuple[str, ...] = ()
     leader_election: LeaderElection | None = None
+    # Requests and limits of the harvester and the input fetcher in every phase pod.
+    sidecar_resources: ResourceRequirements | None = None
+    # Secrets (by name) for pulling images into phase pods, e.g. the sidecars' own.
+    image_pull_secrets: tuple[str, ...] = ()

@@ -65,6 +65,7 @@ async def create_pod(ctx: PhaseContext, attempt: Attempt) -> SystemFailure | Non
         attempt=attempt.number,
         sidecars=sidecars,
         security=ctx.config.security,
+        pull_secrets=ctx.config.image_pull_secrets,
     )
     for subject, collection, body in (
         ("ConfigMap", paths.config_map(ctx.namespace), config_map),
@@ -117,6 +118,7 @@ async def _prepare_storage(
         attempt_root=attempt.root,
         harvest_interval_seconds=ctx.config.harvest_interval_seconds,
         has_inputs=bool(ctx.spec.inputs),
+        resources=ctx.config.sidecar_resources,
     )
 
 

@@ -11,12 +11,13 @@ Kubernetes API by default.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentjobs.logic import naming, pod_security
+from agentjobs.logic import naming, pod_placement, pod_security
 from agentjobs.models.contract import TranscriptFormat
-from agentjobs.models.kubernetes import SecurityContext
+from agentjobs.models.kubernetes import ResourceRequirements, SecurityContext
 from agentjobs.models.resources import PhaseSpec
 
 AGENT_CONTAINER = "agent"
@@ -68,7 +69,8 @@ STORAGE_GRACE_SECONDS = 3600
 
 _PREPARE_WORKSPACE = (
     f"while [ ! -e {HARVESTER_READY_FILE} ]; do sleep 0.05; done; "
-    f"mkdir -p {OUTPUT_DIRECTORY} {INPUT_DIRECTORY}"
+    f"mkdir -p {OUTPUT_DIRECTORY} {INPUT_DIRECTORY} && "
+    f"chmod {pod_placement.SHARED_DIRECTORY_MODE:o} {OUTPUT_DIRECTORY} {INPUT_DIRECTORY}"
 )
 
 
@@ -83,6 +85,8 @@ class Sidecars:
     attempt_root: str
     harvest_interval_seconds: float
     has_inputs: bool
+    # Requests and limits of each sidecar (a namespace's quota may require them).
+    resources: ResourceRequirements | None = None
 
 
 def compose_prompt(prompt: str) -> str:
@@ -178,6 +182,7 @@ def _sidecar_containers(sidecars: Sidecars, security: SecurityContext) -> list[d
         "env": env,
         "volumeMounts": mounts,
         "securityContext": pod_security.as_json(security),
+        **_resources(sidecars.resources),
     }
     if sidecars.has_inputs:
         fetcher["args"] = [
@@ -207,9 +212,16 @@ def _sidecar_containers(sidecars: Sidecars, security: SecurityContext) -> list[d
         "env": env,
         "volumeMounts": mounts,
         "securityContext": pod_security.as_json(security),
+        **_resources(sidecars.resources),
         "restartPolicy": "Always",  # a native sidecar: runs beside the agent, stops after it
     }
     return [harvester, fetcher]
+
+
+def _resources(resources: ResourceRequirements | None) -> dict[str, Any]:
+    if resources is None:
+        return {}
+    return {"resources": resources.model_dump(mode="json", by_alias=True, exclude_none=True)}
 
 
 def _dump(items: list[Any] | None) -> list[dict[str, Any]]:
@@ -225,8 +237,9 @@ def phase_pod(
     attempt: int,
     sidecars: Sidecars | None,
     security: pod_security.PodSecurity,
+    pull_secrets: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The pod that runs one attempt of a phase."""
+    """The pod that runs one attempt of a phase; ``pull_secrets`` are the operator's."""
     transcript_format = spec.transcript_format or TranscriptFormat.TEXT
     env = [
         {"name": "AGENTJOBS_PROMPT_FILE", "value": PROMPT_FILE},
@@ -234,6 +247,7 @@ def phase_pod(
         {"name": "AGENTJOBS_EXECUTION", "value": spec.execution_name},
         {"name": "AGENTJOBS_PHASE", "value": spec.name},
         {"name": "AGENTJOBS_TRANSCRIPT_FORMAT", "value": transcript_format.value},
+        *pod_placement.home_environment(spec),
         *_dump(spec.env),
     ]
     agent: dict[str, Any] = {
@@ -246,6 +260,7 @@ def phase_pod(
             {"name": PROMPT_VOLUME, "mountPath": PROMPT_DIRECTORY, "readOnly": True},
             # Writable scratch space under a read-only root filesystem.
             {"name": TMP_VOLUME, "mountPath": "/tmp"},
+            {"name": pod_placement.HOME_VOLUME, "mountPath": pod_placement.HOME_PATH},
         ],
         "securityContext": pod_security.as_json(
             pod_security.merged(security.container, spec.security_context)
@@ -263,17 +278,21 @@ def phase_pod(
         "restartPolicy": "Never",
         "containers": [agent],
         "securityContext": pod_security.as_json(
-            pod_security.merged(security.pod, spec.pod_security_context)
+            pod_placement.with_workspace_group(
+                pod_security.merged(security.pod, spec.pod_security_context)
+            )
         ),
         "volumes": [
-            {"name": WORKSPACE_VOLUME, "emptyDir": {}},
+            {"name": WORKSPACE_VOLUME, "emptyDir": pod_placement.workspace_empty_dir(spec)},
             {"name": TMP_VOLUME, "emptyDir": {}},
+            {"name": pod_placement.HOME_VOLUME, "emptyDir": {}},
             {
                 "name": PROMPT_VOLUME,
                 "configMap": {"name": naming.prompt_config_map(phase_resource)},
             },
         ],
         "automountServiceAccountToken": spec.service_account_name is not None,
+        **pod_placement.scheduling(spec, pull_secrets),
     }
     if spec.service_account_name is not None:
         pod_spec["serviceAccountName"] = spec.service_account_name

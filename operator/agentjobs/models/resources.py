@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from agentjobs.models import placement
 from agentjobs.models.contract import (
     ContractModel,
     ExecutionStatus,
@@ -90,6 +91,13 @@ class PhaseSettings(KubernetesModel):
     service_account_name: str | None = Field(default=None, min_length=1)
     pod_security_context: PodSecurityContext | None = None
     security_context: SecurityContext | None = None
+    image_pull_secrets: list[placement.ImagePullSecret] | None = None
+    node_selector: dict[str, str] | None = None
+    tolerations: list[placement.Toleration] | None = None
+    affinity: placement.Affinity | None = None
+    priority_class_name: placement.ClassName | None = None
+    runtime_class_name: placement.ClassName | None = None
+    workspace: placement.Workspace | None = None
 
 
 class PhaseTemplate(PhaseSettings):
