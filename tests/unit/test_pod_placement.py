@@ -26,17 +26,11 @@ from agentjobs.models.crd import structural_schema
 from agentjobs.models.kubernetes import PodSecurityContext, ResourceRequirements
 from agentjobs.models.placement import DNS_SUBDOMAIN
 from agentjobs.models.resources import ExecutionSpec, PhaseSpec
+from tests.unit import test_pods
 
 OWNER = pods.Owner("agentjobs.io/v1alpha1", "Phase", "demo-0-plan", "uid-1")
-SIDECARS = pods.Sidecars(
-    image="ghcr.io/agentjobs/agentjobs:0.1.0",
-    credentials_url="https://127.0.0.1:8443",
-    credentials_secret="demo-0-plan-storage",
-    bucket="b",
-    attempt_root="ns/demo/0-plan/attempt-1",
-    harvest_interval_seconds=10,
-    has_inputs=False,
-)
+# The pod builder's own test sidecars, without inputs: the fetcher is then a shell script.
+SIDECARS = dataclasses.replace(test_pods.SIDECARS, has_inputs=False)
 SIDECAR_RESOURCES = ResourceRequirements(
     requests={"cpu": "50m", "memory": "64Mi"}, limits={"cpu": "500m", "memory": "256Mi"}
 )

@@ -169,6 +169,7 @@ def test_phase_pods_are_hardened_by_default() -> None:
     assert manifest["spec"]["securityContext"] == {
         "runAsNonRoot": True,
         "seccompProfile": {"type": "RuntimeDefault"},
+        "fsGroup": 65532,  # the workspace group (test_pod_placement.py)
     }
     for container in [agent(manifest), *manifest["spec"]["initContainers"]]:
         assert container["securityContext"] == {
@@ -191,6 +192,7 @@ def test_a_phase_overrides_single_fields_of_the_hardening_but_not_for_the_sideca
         "runAsNonRoot": False,
         "runAsUser": 0,
         "seccompProfile": {"type": "RuntimeDefault"},
+        "fsGroup": 65532,
     }
     assert agent(manifest)["securityContext"]["readOnlyRootFilesystem"] is False
     assert agent(manifest)["securityContext"]["capabilities"] == {"drop": ["ALL"]}

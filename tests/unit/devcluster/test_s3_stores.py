@@ -3,6 +3,7 @@ which store `env` points at, and that a store not chosen is not built."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,19 @@ def test_env_prints_the_exports_of_the_store_asked_for(
     assert "export AGENTJOBS_S3_ENDPOINT=http://127.0.0.1:9010\n" in capsys.readouterr().out
     assert cli.main(["env"]) == 0
     assert "export AGENTJOBS_S3_ENDPOINT=http://127.0.0.1:9000\n" in capsys.readouterr().out
+
+
+def _status_by_component(layout: Layout) -> dict[str, str]:
+    out = io.StringIO()
+    assert cluster.status(layout, out) is False  # nothing runs here
+    return {line.split()[0]: line.split(maxsplit=1)[1] for line in out.getvalue().splitlines()}
+
+
+def test_status_expects_only_the_chosen_stores(layout: Layout) -> None:
+    status = _status_by_component(layout)
+    assert (status["versitygw"], status["minio"]) == ("stopped", "not chosen (up --s3 minio)")
+
+    stores.choose_stores(layout, ["minio"])
+
+    status = _status_by_component(layout)
+    assert (status["minio"], status["versitygw"]) == ("stopped", "not chosen (up --s3 versitygw)")
