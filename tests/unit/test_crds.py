@@ -72,7 +72,8 @@ def test_printer_columns_match_the_issue() -> None:
         "Status",
         "Current Phase",
         "Classification",
+        "Outcome",
         "Deliverable",
         "Age",
     ]
-    assert columns("phases.yaml") == ["Execution", "Status", "Report", "Exit", "Age"]
+    assert columns("phases.yaml") == ["Execution", "Status", "Report", "Outcome", "Exit", "Age"]

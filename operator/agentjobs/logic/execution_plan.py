@@ -172,6 +172,7 @@ def plan_execution(
             reported_side_effects=summary.reported_side_effects,
             artifact_count=summary.artifact_count,
             phases=phases,
+            outcome=next((p.outcome for p in reversed(phases) if p.outcome is not None), None),
             task_outcome=outcome,
             usage=summary.usage,
             started_at=previous.started_at or now,
@@ -200,6 +201,7 @@ def _summaries(
             reported_side_effects=c.status.report.side_effects
             if c.status.report and c.status.status is PhaseStatus.COMPLETED
             else None,
+            outcome=c.status.outcome.result if c.status.outcome else None,
         )
         for c in ordered
     ]

@@ -13,9 +13,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from agentjobs.models import outcomes
 from agentjobs.models import placement
 from agentjobs.models.contract import (
     ContractModel,
+    EvaluationResult,
     ExecutionStatus,
     FailureClassification,
     FailureReason,
@@ -91,6 +93,7 @@ class PhaseSettings(KubernetesModel):
     service_account_name: str | None = Field(default=None, min_length=1)
     pod_security_context: PodSecurityContext | None = None
     security_context: SecurityContext | None = None
+    outcome: outcomes.OutcomeSpec | None = None
     image_pull_secrets: list[placement.ImagePullSecret] | None = None
     node_selector: dict[str, str] | None = None
     tolerations: list[placement.Toleration] | None = None
@@ -150,6 +153,12 @@ class ExecutionSpec(KubernetesModel):
                 "a cancelled execution cannot be resumed: create a new Execution",
                 reason="FieldValueForbidden",
             ),
+            cel(
+                "!has(oldSelf.interrupt) || !oldSelf.interrupt"
+                " || (has(self.interrupt) && self.interrupt)",
+                "an interrupt cannot be taken back: create a new Execution",
+                reason="FieldValueForbidden",
+            ),
         )
     }
 
@@ -169,6 +178,7 @@ class ExecutionSpec(KubernetesModel):
     )
     defaults: PhaseSettings | None = None
     cancel: bool = False
+    interrupt: bool = False  # R44
     artifacts: ArtifactStorage | None = None
     artifact_retention: Literal["Retain", "Delete"] = "Retain"
 
@@ -182,6 +192,7 @@ class PhaseSpec(PhaseSettings):
     prompt: str | None = None
     prompt_from: PromptSource | None = None
     cancel: bool = False
+    interrupt: bool = False  # R44, from the Execution
     artifacts: ArtifactStorage | None = None
     inputs: list[InputArtifact] | None = None
 
@@ -264,6 +275,7 @@ class PhaseResourceStatus(ContractModel):
     reported_failure_reason: FailureReason | None = None
     task_outcome: TaskOutcome | None = None
     usage: Usage | None = None
+    outcome: outcomes.PhaseOutcome | None = None
     artifacts: list[ArtifactStatus] = []
     deliverable_recovered: bool | None = None
     error: str | None = None
@@ -284,6 +296,7 @@ class PhaseSummary(ContractModel):
     status: PhaseStatus
     deliverable_recovered: bool = False
     reported_side_effects: SideEffects | None = None
+    outcome: EvaluationResult | None = None
 
 
 class ExecutionResourceStatus(ContractModel):
@@ -297,6 +310,7 @@ class ExecutionResourceStatus(ContractModel):
     reported_side_effects: SideEffects | None = None
     artifact_count: int | None = None
     phases: list[PhaseSummary] = []
+    outcome: EvaluationResult | None = None  # the latest phase outcome's result, if any
     task_outcome: TaskOutcome | None = None
     usage: Usage | None = None
     started_at: datetime | None = None
