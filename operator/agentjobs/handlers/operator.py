@@ -25,7 +25,7 @@ from agentjobs.handlers.executions import ExecutionReconciler
 from agentjobs.handlers.leadership import Leadership
 from agentjobs.handlers.phase_runner import PhaseRunner
 from agentjobs.handlers.phase_storage import PhaseStorage
-from agentjobs.logic import naming, phase_status, pod_tracking
+from agentjobs.logic import naming, ownership, phase_status, pod_tracking
 from agentjobs.models.resources import PhaseResourceStatus
 
 logger = logging.getLogger(__name__)
@@ -99,7 +99,10 @@ class Operator:
         running = self._runners.get((namespace, phase))
         if running is not None:
             running[0].notify()
-        elif self.leading and pod_tracking.tracked(pod):
+        # A runner releases its own pod; one a Phase of the same name left behind (deleted
+        # and applied again) is the operator's to let go, or the new runner waits for ever.
+        uid = running[0].phase_uid if running is not None else None
+        if self.leading and pod_tracking.tracked(pod) and not ownership.owned_by(pod, uid or ""):
             self._track(pod_release.release_if_unneeded_logged(self.kube, pod))
 
     async def _keep_running(self, runner: PhaseRunner) -> None:

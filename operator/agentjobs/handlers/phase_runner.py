@@ -58,6 +58,11 @@ class PhaseRunner:
         self._ctx: PhaseContext | None = None
         self._cancel = False
 
+    @property
+    def phase_uid(self) -> str | None:
+        """The UID of the Phase this runner drives, once it has read it."""
+        return None if self._ctx is None else self._ctx.uid
+
     def notify(self, *, cancel: bool = False) -> None:
         """Wake the runner: its pod changed, or (``cancel``) its Phase was told to stop."""
         self._cancel = self._cancel or cancel
