@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentjobs.adapters.object_store import ObjectStore, StorageError
-from agentjobs.logic import handoff
+from agentjobs.logic import handoff, pod_placement
 from agentjobs.models.storage import InputArtifact, ObjectLocation
 
 logger = logging.getLogger("agentjobs.fetcher")
@@ -37,8 +37,10 @@ def fetch(
     input_dir: Path,
     output_dir: Path,
 ) -> None:
-    output_dir.mkdir(parents=True, exist_ok=True)
-    input_dir.mkdir(parents=True, exist_ok=True)
+    for directory in (output_dir, input_dir):
+        directory.mkdir(parents=True, exist_ok=True)
+        # setgid and group-writable: an agent of any uid shares the pod's fsGroup.
+        directory.chmod(pod_placement.SHARED_DIRECTORY_MODE)
     for artifact in inputs:
         assert store is not None, "inputs to fetch but no storage configured"
         destination = input_dir / handoff.relative_artifact_path(artifact.path)
