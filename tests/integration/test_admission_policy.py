@@ -274,7 +274,8 @@ def test_an_update_is_judged_only_when_it_changes_a_guarded_field(tenant: Tenant
     tenant.grant("alice", "get", "executions.agentjobs.io")  # kubectl label reads it first
     as_alice = ["-n", tenant.namespace, f"--as={tenant.user('alice')}", "execution/policy-probe"]
 
-    tenant.kubectl.run("label", *as_alice, "team=ml")
+    labelled = ("label", *as_alice, "team=ml", "--overwrite")
+    wait_for(lambda: tenant.kubectl.run(*labelled, check=False).returncode == 0, timeout=10)
     tenant.kubectl.run(
         "patch", *as_alice, "--type=merge", "-p", '{"spec": {"defaults": {"timeoutSeconds": 60}}}'
     )
