@@ -59,7 +59,8 @@ def test_actions_and_failure_policy_reach_the_objects(render: Render) -> None:
 
 @pytest.mark.parametrize(
     "flag",
-    ["admissionPolicy.validationActions={Block}", "admissionPolicy.failurePolicy=Never",
+    ["admissionPolicy.validationActions={Block}", "admissionPolicy.validationActions={Deny,Warn}",
+     "admissionPolicy.failurePolicy=Never",
      "admissionPolicy.enabled=yes", "admissionPolicy.validationAction={Deny}"],
 )  # fmt: skip
 def test_the_schema_refuses_other_values(helm: Path, flag: str) -> None:
