@@ -229,6 +229,19 @@ def test_phase_pod_security_settings_reach_the_operator_as_json(render: Render) 
     assert '--security-context={"readOnlyRootFilesystem":false}' in args
 
 
+def test_sidecar_resources_and_pull_secrets_reach_the_operators_phase_pods(
+    render: Render,
+) -> None:
+    args = operator_args(render(VALUE_SETS["everything"]))
+    assert "--image-pull-secret=registry" in args
+    [flag] = [a for a in args if a.startswith("--sidecar-resources=")]
+    assert json.loads(flag.removeprefix("--sidecar-resources=")) == {
+        "requests": {"cpu": "50m", "memory": "64Mi"},
+        "limits": {"cpu": "500m", "memory": "256Mi"},
+    }
+    assert not any(a.startswith("--image-pull-secret") for a in operator_args(render()))
+
+
 def _s3_env(objects: list[dict[str, Any]]) -> dict[str, Any]:
     (deployment,) = by_kind(objects, "Deployment")
     env = deployment["spec"]["template"]["spec"]["containers"][0]["env"]
