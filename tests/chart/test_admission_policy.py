@@ -5,7 +5,8 @@ Cases: off by default (nothing rendered); on, the policy and its binding are val
 1.35 objects and `helm lint --strict` is clean; the validation actions and failure policy reach
 them, and the schema refuses others; watched namespaces limit the binding to them; the
 operator's own ServiceAccount is the one left out; a Kubernetes older than 1.34 (no CEL list
-library) is refused with a clear message; its authorizer checks fit CEL's cost limits.
+library) is refused with a clear message; its authorizer checks fit CEL's cost limits; every
+field the models let a phase set is judged by the policy or listed here as not needing it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
+from agentjobs.models.kubernetes import PodSecurityContext, SecurityContext
+from agentjobs.models.resources import PhaseSettings
 from tests.chart.conftest import CHART, Render, run_helm
 
 KUBE = ("--kube-version", "1.35.0")
@@ -100,3 +103,34 @@ def test_authorizer_checks_fit_the_cel_cost_limits(render: Render) -> None:
     checks = [expression.count(".check(") for expression in expressions]
     assert max(checks) <= 2
     assert 10 <= sum(checks) <= 20
+
+
+# What a phase may set that the policy leaves alone: what the agent runs and how its run is
+# read, and placement, which the namespace's own admission (PodTolerationRestriction, quotas on
+# priority classes, ...) judges on the operator's pods as on anyone's.
+UNJUDGED_SETTINGS = {
+    "image", "command", "args", "resources", "timeoutSeconds", "transcriptFormat", "outputs",
+    "outcome", "workspace",
+    "nodeSelector", "tolerations", "affinity", "priorityClassName", "runtimeClassName",
+}  # fmt: skip
+# Security fields the restricted Pod Security profile allows with any value.
+INSIDE_RESTRICTED_WHATEVER_THEIR_VALUE = {
+    "runAsGroup", "fsGroup", "supplementalGroups", "readOnlyRootFilesystem",
+}  # fmt: skip
+
+
+def test_every_field_a_phase_may_set_is_judged_or_known_not_to_need_it(render: Render) -> None:
+    """A field added to the models fails here until someone decides whether the policy needs it."""
+    variables = {
+        v["name"]: v["expression"]
+        for v in policy_objects(render, ON)["ValidatingAdmissionPolicy"]["spec"]["variables"]
+    }
+    for field in (f.alias for f in PhaseSettings.model_fields.values()):
+        assert field in UNJUDGED_SETTINGS or f"s.?{field}" in variables["unchanged"], field
+    for model, prefix in ((PodSecurityContext, "podSecurityContext"),
+                          (SecurityContext, "securityContext")):  # fmt: skip
+        for field in (f.alias for f in model.model_fields.values()):
+            assert (
+                field in INSIDE_RESTRICTED_WHATEVER_THEIR_VALUE
+                or f"'{prefix}.{field}" in variables["relaxed"]
+            ), f"{prefix}.{field}"
