@@ -1,0 +1,76 @@
+"""R42: what the next agent iteration is given after a ``needs_revision`` evaluation.
+
+The same prompt followed by a section with the evaluation's explanation and
+each unmet criterion's feedback; the evaluation as JSON in the feedback
+directory; the revised iteration's own previous files under ``previous/``
+(the previous phase's stay under ``input/``).
+
+Decisions where the contract is silent: the section names where the files
+are, so an agent that only reads its prompt still finds them; the JSON
+document uses the grade block's own snake_case names (the grader's words as
+it wrote them, uncut), so an agent can read it as it would a grade; an unmet
+criterion without feedback is listed by name, and feedback over several
+lines is indented under its criterion.
+"""
+
+from __future__ import annotations
+
+import json
+
+from agentjobs.models.contract import Criterion, EvaluationResult
+
+WORKSPACE_ARTIFACTS = "/workspace/artifacts"
+FEEDBACK_DIR = f"{WORKSPACE_ARTIFACTS}/feedback"
+PREVIOUS_DIR = f"{WORKSPACE_ARTIFACTS}/previous"
+INPUT_DIR = f"{WORKSPACE_ARTIFACTS}/input"
+
+
+def feedback_path(iteration: int) -> str:
+    """Where evaluation ``iteration`` (0-based) is written for the next iteration."""
+    return f"{FEEDBACK_DIR}/evaluation-{iteration}.json"
+
+
+def evaluation_document(
+    *,
+    iteration: int,
+    result: EvaluationResult,
+    explanation: str | None,
+    criteria: list[Criterion],
+) -> str:
+    """The evaluation as the JSON file the next iteration reads (R42)."""
+    document = {
+        "iteration": iteration,
+        "result": result.value,
+        "explanation": explanation,
+        "criteria": [criterion.model_dump(mode="json") for criterion in criteria],
+    }
+    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+
+
+def revision_section(
+    *,
+    iteration: int,
+    max_iterations: int,
+    explanation: str | None,
+    criteria: list[Criterion],
+) -> str:
+    """The section that follows the prompt in iteration ``iteration + 1`` (R42)."""
+    unmet = [criterion for criterion in criteria if not criterion.met]
+    lines = [
+        f"## Revision: iteration {iteration + 2} of at most {max_iterations}",
+        "",
+        f"A grader checked the result of iteration {iteration + 1} against the rubric and "
+        "found that it needs revision. Revise the work to meet every criterion below.",
+        f"- Your files from that iteration: {PREVIOUS_DIR}/",
+        f"- The whole evaluation as JSON: {feedback_path(iteration)}",
+        "",
+        "### The grader's explanation",
+        "",
+        explanation.strip() if explanation and explanation.strip() else "(none given)",
+    ]
+    if unmet:
+        lines += ["", "### Criteria not met", ""]
+        for criterion in unmet:
+            feedback = (criterion.feedback or "").strip().replace("\n", "\n  ")
+            lines.append(f"- {criterion.name}: {feedback}" if feedback else f"- {criterion.name}")
+    return "\n".join(lines) + "\n"
