@@ -22,7 +22,7 @@ import yaml
 
 from agentjobs.logic import execution_plan, phase_status
 from agentjobs.logic.execution_plan import ChildPhase
-from agentjobs.models.contract import EvaluationResult
+from agentjobs.models.contract import EvaluationResult, PhaseStatus
 from agentjobs.models.outcomes import OutcomeSpec, PhaseOutcome
 from agentjobs.models.resources import ExecutionResourceStatus, ExecutionSpec, PhaseResourceStatus
 
@@ -137,7 +137,7 @@ def test_r43_the_execution_lists_each_phases_outcome_and_shows_the_latest() -> N
             ),
         )
         for index, (status, result) in enumerate(
-            [("completed", EvaluationResult.SATISFIED), ("running", None)]
+            [(PhaseStatus.COMPLETED, EvaluationResult.SATISFIED), (PhaseStatus.RUNNING, None)]
         )
     ]
     planned = execution_plan.plan_execution(
