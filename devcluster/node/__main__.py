@@ -9,6 +9,7 @@ import logging
 import signal
 from pathlib import Path
 
+from . import eviction
 from .api import ApiError, KubeApi
 from .config import NodeConfig, parse_duration, parse_size
 from .images import ImageTableFiles
@@ -115,6 +116,7 @@ async def serve(args: argparse.Namespace) -> None:
             asyncio.create_task(node.heartbeat.loop()),
             asyncio.create_task(node.watch_pods()),
             asyncio.create_task(node.ctx.logs.loop(args.container_log_monitor_interval)),
+            asyncio.create_task(eviction.loop(node.workers, eviction.MONITORING_PERIOD_SECONDS)),
         ]
         await stop.wait()
         log.info("stopping: killing containers")

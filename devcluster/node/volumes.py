@@ -147,13 +147,25 @@ async def _projected_files(
     return files
 
 
-def _apply_fs_group(directory: Path, gid: int) -> None:
-    """Give the pod's fsGroup the volume, as the kubelet does for owned volumes."""
+def apply_fs_group(directory: Path, gid: int, writable: bool) -> None:
+    """Give the pod's fsGroup the volume, as the kubelet's SetVolumeOwnership does.
+
+    Every entry joins the group; a writable volume's (an emptyDir's) files get group
+    read-write and its directories group rwx, and every directory the setgid bit, so
+    that what any container creates there joins the group too (pkg/volume/volume_linux.go
+    changeFilePermission). Other volumes keep their modes but the setgid directories.
+    """
     for path in [directory, *directory.rglob("*")]:
         with contextlib.suppress(OSError):
+            if path.is_symlink():
+                os.lchown(path, -1, gid)  # chmod would reach the link's target
+                continue
             os.chown(path, -1, gid)
+            mode = path.stat().st_mode
             if path.is_dir():
-                path.chmod(path.stat().st_mode | 0o2070)  # setgid: new files join the group
+                path.chmod(mode | (0o2770 if writable else 0o2070))
+            elif writable:
+                path.chmod(mode | 0o660)
 
 
 async def prepare_volumes(
@@ -205,7 +217,7 @@ async def prepare_volumes(
             raise VolumeError(f'MountVolume.SetUp failed for volume "{name}" : {error}') from error
         fs_group = (pod["spec"].get("securityContext") or {}).get("fsGroup")
         if fs_group is not None and "hostPath" not in volume:
-            _apply_fs_group(directory, int(fs_group))
+            apply_fs_group(directory, int(fs_group), writable="emptyDir" in volume)
         paths[name] = directory
     return paths
 
