@@ -7,15 +7,17 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
 
-from agentjobs.cli import artifacts, crds, fetch_inputs, harvest, report, run
+from agentjobs.cli import artifacts, crds, fetch_inputs, grade, harvest, report, run, timekeeper
 
 COMMANDS: dict[str, ModuleType] = {
     "report": report,
+    "grade": grade,
     "run": run,
     "artifacts": artifacts,
     "crds": crds,
     "harvest": harvest,
     "fetch-inputs": fetch_inputs,
+    "timekeeper": timekeeper,
 }
 
 
