@@ -18,7 +18,7 @@ from agentjobs.models.resources import PhaseSpec
 OWNER = pods.Owner("agentjobs.io/v1alpha1", "Phase", "demo-0-plan", "uid-1")
 SIDECARS = pods.Sidecars(
     image="ghcr.io/agentjobs/agentjobs:0.1.0",
-    storage_environment={"AGENTJOBS_S3_ENDPOINT": "http://s3:9000", "AGENTJOBS_S3_BUCKET": "b"},
+    credentials_url="https://127.0.0.1:8443",
     credentials_secret="demo-0-plan-storage",
     bucket="b",
     attempt_root="ns/demo/0-plan/attempt-1",
@@ -134,17 +134,27 @@ def test_with_nothing_to_fetch_the_workspace_is_prepared_without_python() -> Non
     assert "/workspace/artifacts/output" in fetcher["command"][2]
 
 
-def test_credentials_reach_the_sidecars_only_by_secret_reference() -> None:
+def test_the_sidecars_get_a_token_by_secret_reference_and_no_storage_credential() -> None:
     manifest = pod(spec(), SIDECARS)
     for container in manifest["spec"]["initContainers"]:
         env = {item["name"]: item for item in container["env"]}
-        key = env["AGENTJOBS_S3_SECRET_KEY"]
-        assert "value" not in key
-        assert key["valueFrom"]["secretKeyRef"] == {
-            "name": "demo-0-plan-storage",
-            "key": "secretKey",
-        }
-    assert "secretKey" not in str(agent(manifest)["env"])
+        assert sorted(env) == [
+            "AGENTJOBS_CREDENTIALS_CA",
+            "AGENTJOBS_CREDENTIALS_TOKEN",
+            "AGENTJOBS_CREDENTIALS_URL",
+        ]
+        token = env["AGENTJOBS_CREDENTIALS_TOKEN"]
+        assert "value" not in token
+        assert token["valueFrom"]["secretKeyRef"] == {"name": "demo-0-plan-storage", "key": "token"}
+        assert env["AGENTJOBS_CREDENTIALS_URL"]["value"] == "https://127.0.0.1:8443"
+    assert "CREDENTIALS" not in str(agent(manifest)["env"])
+    assert "AGENTJOBS_S3" not in str(manifest)
+
+
+def test_the_secret_holds_the_token_and_ca_and_nothing_else() -> None:
+    secret = pods.storage_secret(name="s", namespace="ns", owner=OWNER, token="t", ca="PEM")
+    assert secret["stringData"] == {"token": "t", "ca.crt": "PEM"}
+    assert secret["metadata"]["ownerReferences"][0]["uid"] == "uid-1"
 
 
 def test_the_harvester_has_time_for_a_last_sync_through_an_outage() -> None:
@@ -157,8 +167,9 @@ def test_names_are_deterministic_and_fit_in_a_label() -> None:
     assert len(naming.pod(long, 9)) <= 63
     assert len(naming.prompt_config_map(long)) <= 63
     uid = "0f8e4b9a-6c1d-4e2f-9a3b-5c7d8e9f0a1b"
-    secret = naming.storage_secret(long, uid)
-    assert len(secret) <= 253 and secret != naming.storage_secret(long, uid[::-1])
+    secret = naming.storage_secret(long, uid, 9)
+    assert len(secret) <= 253 and secret != naming.storage_secret(long, uid[::-1], 9)
+    assert secret != naming.storage_secret(long, uid, 8)  # each attempt its own token
     assert naming.phase_resource("demo", 0, "plan") == "demo-0-plan"
     assert naming.label_value("short") == "short"
     assert len(naming.label_value("y" * 100)) <= 63

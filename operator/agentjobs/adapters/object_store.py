@@ -13,6 +13,7 @@ import mimetypes
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import IO, BinaryIO
 from urllib.parse import urlsplit
@@ -126,6 +127,17 @@ class ObjectStore:
                 raise StorageError(f"bucket {bucket!r}: {error.code}: {error.message}") from error
         except (MinioException, urllib3.exceptions.HTTPError, OSError) as error:
             raise StorageError(f"bucket {bucket!r}: {error}") from error
+
+    def presigned_url(self, method: str, location: ObjectLocation, *, seconds: int) -> str:
+        """A URL that lets its holder ``method`` (GET or PUT) this one object for ``seconds``;
+        computed here, without a request (but the first for a bucket of unknown region)."""
+        expires = timedelta(seconds=seconds)
+        try:
+            if method == "PUT":
+                return self._client.presigned_put_object(location.bucket, location.key, expires)
+            return self._client.presigned_get_object(location.bucket, location.key, expires)
+        except (MinioException, urllib3.exceptions.HTTPError, OSError) as error:
+            raise StorageError(f"presigning {method} of {location.url}: {error}") from error
 
     def put_file(self, location: ObjectLocation, path: Path, *, size: int) -> str:
         """Upload ``size`` bytes of a regular file (never through a symlink); their SHA-256."""

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from agentjobs.adapters.object_store import ObjectStore, StorageError, StorageSettings
+from agentjobs.adapters.object_store import StorageError
+from agentjobs.adapters.presigned_store import PresignedStore
 from agentjobs.logic.pods import INPUT_DIRECTORY, OUTPUT_DIRECTORY
 from agentjobs.models.storage import InputArtifact
 from agentjobs.sidecars import fetcher
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
             if args.inputs and args.inputs.exists()
             else []
         )
-        store = ObjectStore(StorageSettings.from_environment()) if inputs else None
+        store = PresignedStore.from_environment() if inputs else None
         fetcher.fetch(store, inputs, input_dir=args.input_dir, output_dir=args.output_dir)
     except (OSError, ValueError, ValidationError, StorageError, TimeoutError) as error:
         print(f"agentjobs: error: {error}", file=sys.stderr)

@@ -7,14 +7,17 @@ import logging
 import sys
 from pathlib import Path
 
-from agentjobs.adapters.object_store import ObjectStore, StorageError, StorageSettings
+from agentjobs.adapters.object_store import StorageError
+from agentjobs.adapters.presigned_store import PresignedStore
+from agentjobs.logic import harvest as harvest_rules
 from agentjobs.logic.pods import OUTPUT_DIRECTORY
 from agentjobs.sidecars import harvester
 
 HELP = "(in a phase pod) keep the output directory stored in S3 until SIGTERM"
 DESCRIPTION = (
     "Sync the output directory to S3 periodically and once more on SIGTERM. "
-    "Storage settings come from AGENTJOBS_S3_* environment variables."
+    "It holds no storage credentials: it trades the token in AGENTJOBS_CREDENTIALS_TOKEN "
+    "at AGENTJOBS_CREDENTIALS_URL (verified with AGENTJOBS_CREDENTIALS_CA) for presigned URLs."
 )
 
 
@@ -22,9 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--root", required=True, metavar="KEY", help="the attempt's key prefix in the bucket"
     )
-    parser.add_argument(
-        "--bucket", metavar="NAME", help="the bucket (default: AGENTJOBS_S3_BUCKET)"
-    )
+    parser.add_argument("--bucket", required=True, metavar="NAME", help="the bucket")
     parser.add_argument("--directory", type=Path, default=Path(OUTPUT_DIRECTORY), metavar="DIR")
     parser.add_argument(
         "--interval",
@@ -33,6 +34,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="seconds between periodic syncs (default: %(default)s)",
     )
+    for flag, default, what in (
+        ("--max-files", harvest_rules.DEFAULT_MAX_FILES, "files per phase"),
+        ("--max-file-bytes", harvest_rules.DEFAULT_MAX_FILE_BYTES, "bytes per file"),
+        ("--max-phase-bytes", harvest_rules.DEFAULT_MAX_PHASE_BYTES, "bytes per phase"),
+    ):
+        parser.add_argument(
+            flag,
+            type=int,
+            default=default,
+            metavar="N",
+            help=f"store at most N {what}; the rest are recorded as skipped (default: %(default)s)",
+        )
     parser.add_argument(
         "--ready-file",
         type=Path,
@@ -44,15 +57,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     try:
-        settings = StorageSettings.from_environment()
+        store = PresignedStore.from_environment()
     except StorageError as error:
         print(f"agentjobs: error: {error}", file=sys.stderr)
         return 2
     worker = harvester.Harvester(
-        ObjectStore(settings),
+        store,
         directory=args.directory,
-        bucket=args.bucket or settings.bucket,
+        bucket=args.bucket,
         attempt_root=args.root,
+        limits=harvest_rules.HarvestLimits(
+            max_files=args.max_files,
+            max_file_bytes=args.max_file_bytes,
+            max_phase_bytes=args.max_phase_bytes,
+        ),
     )
     harvester.run(worker, interval=args.interval, ready_file=args.ready_file)
     return 0

@@ -9,11 +9,13 @@ import os
 import secrets
 import socket
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from agentjobs.handlers.config import LeaderElection, OperatorConfig
+from agentjobs.handlers.config import CredentialsEndpoint, LeaderElection, OperatorConfig
+from agentjobs.logic.bucket_policy import ALLOWED_BUCKETS_FLAG
 from agentjobs.logic.pod_security import RESTRICTED_CONTAINER, RESTRICTED_POD, PodSecurity
 from agentjobs.models.kubernetes import PodSecurityContext, ResourceRequirements, SecurityContext
 
@@ -119,7 +121,69 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="serve a liveness endpoint there, e.g. http://0.0.0.0:8080/healthz",
     )
+    parser.add_argument(
+        ALLOWED_BUCKETS_FLAG,
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a bucket (or shell pattern, e.g. 'team-*') Executions may name in "
+        "spec.artifacts.bucket besides the operator's own (AGENTJOBS_S3_BUCKET); repeatable",
+    )
+    credentials = parser.add_argument_group(
+        "credentials endpoint",
+        "phase sidecars hold no storage credentials: they trade a per-attempt token for "
+        "presigned URLs at this HTTPS endpoint of the operator",
+    )
+    credentials.add_argument(
+        "--credentials-listen",
+        type=_listen_address,
+        default=("127.0.0.1", 0),
+        metavar="HOST:PORT",
+        help="the address to serve it on; port 0 picks a free one (default: 127.0.0.1:0, "
+        "right where phase pods run as local processes)",
+    )
+    credentials.add_argument(
+        "--credentials-url",
+        metavar="URL",
+        help="the URL phase pods use to reach it, e.g. https://agentjobs.agentjobs.svc:8443 "
+        "(default: https://HOST:PORT of --credentials-listen)",
+    )
+    credentials.add_argument(
+        "--credentials-tls-cert",
+        type=Path,
+        metavar="FILE",
+        help="its certificate (PEM); without it and --credentials-tls-key, one is derived "
+        "from the operator's S3 secret key, the same on every replica and restart",
+    )
+    credentials.add_argument("--credentials-tls-key", type=Path, metavar="FILE")
+    credentials.add_argument(
+        "--credentials-tls-ca",
+        type=Path,
+        metavar="FILE",
+        help="the CA phase pods trust for it (default: the certificate itself)",
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="log at debug level")
+
+
+def _listen_address(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"not HOST:PORT: {text!r}")
+    return host.strip("[]"), int(port)
+
+
+def credentials_endpoint(args: argparse.Namespace) -> CredentialsEndpoint:
+    if (args.credentials_tls_cert is None) != (args.credentials_tls_key is None):
+        raise SystemExit("agentjobs: error: give --credentials-tls-cert and -key together")
+    host, port = args.credentials_listen
+    return CredentialsEndpoint(
+        host=host,
+        port=port,
+        url=args.credentials_url,
+        tls_cert=args.credentials_tls_cert,
+        tls_key=args.credentials_tls_key,
+        tls_ca=args.credentials_tls_ca,
+    )
 
 
 def leader_election(args: argparse.Namespace) -> LeaderElection | None:
@@ -153,6 +217,8 @@ def run(args: argparse.Namespace) -> int:
         image_pull_secrets=tuple(args.image_pull_secret),
         namespaces=tuple(args.namespace or ()),
         leader_election=leader_election(args),
+        credentials=credentials_endpoint(args),
+        allowed_buckets=tuple(args.allowed_bucket),
     )
     # Imported here, not at the top: kopf is heavy, and the sidecar commands must start fast.
     import kopf

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from agentjobs.logic.pod_security import PodSecurity
 from agentjobs.models.kubernetes import ResourceRequirements
@@ -15,6 +16,24 @@ class LeaderElection:
     name: str
     namespace: str
     identity: str
+
+
+@dataclass(frozen=True)
+class CredentialsEndpoint:
+    """Where the operator serves presigned URLs to phase sidecars.
+
+    ``listen`` is the address it binds (port 0: any free port); ``url`` the URL pods use
+    (None: ``https://<listen host>:<bound port>``, right where pods are local processes);
+    without ``tls_cert`` and ``tls_key`` the certificate is derived from the operator's
+    secret, and clients trust ``tls_ca`` (default: the certificate itself).
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    url: str | None = None
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_ca: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -37,6 +56,9 @@ class OperatorConfig:
     security: PodSecurity = field(default_factory=PodSecurity)
     namespaces: tuple[str, ...] = ()
     leader_election: LeaderElection | None = None
+    credentials: CredentialsEndpoint = field(default_factory=CredentialsEndpoint)
+    # Buckets (or shell patterns) an Execution may name besides the operator's own.
+    allowed_buckets: tuple[str, ...] = ()
     # Requests and limits of the harvester and the input fetcher in every phase pod.
     sidecar_resources: ResourceRequirements | None = None
     # Secrets (by name) for pulling images into phase pods, e.g. the sidecars' own.

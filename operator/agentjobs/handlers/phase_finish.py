@@ -76,4 +76,4 @@ async def finish(
         now=now,
     )
     if await ctx.write_status(status) and ctx.storage is not None:
-        await delete_secret(ctx)
+        await delete_secret(ctx, attempt.number)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 
 import aiohttp
 
@@ -14,11 +15,13 @@ from agentjobs.adapters import paths
 from agentjobs.adapters.kube import ApiError, JsonObject
 from agentjobs.handlers.errors import RetryLater, log_retry
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
-from agentjobs.logic import admission, naming, ownership, pods
+from agentjobs.logic import admission, credentials, handoff, naming, ownership, pods
 from agentjobs.models.contract import FailureKind, SystemFailure
 from agentjobs.models.resources import API_VERSION
 
 logger = logging.getLogger(__name__)
+# A phase without timeoutSeconds may run this long before its token expires.
+TOKEN_SECONDS_WITHOUT_TIMEOUT = 30 * 24 * 3600
 
 
 async def create_owned(ctx: PhaseContext, collection: str, body: JsonObject) -> None:
@@ -49,6 +52,8 @@ async def create_pod(ctx: PhaseContext, attempt: Attempt) -> SystemFailure | Non
         if refused is None:
             raise
         return refused
+    if isinstance(sidecars, SystemFailure):
+        return sidecars
     inputs = [item.model_dump(mode="json") for item in spec.inputs or []]
     config_map = pods.prompt_config_map(
         phase_resource=ctx.name,
@@ -91,34 +96,56 @@ def _refusal_blocker(error: ApiError, subject: str) -> SystemFailure | None:
 
 async def _prepare_storage(
     ctx: PhaseContext, attempt: Attempt, owner: pods.Owner
-) -> pods.Sidecars | None:
-    """The bucket and this phase's credentials Secret; the sidecars that use them."""
+) -> pods.Sidecars | SystemFailure | None:
+    """The bucket and this attempt's token Secret; the sidecars that use them. A bucket the
+    admin does not allow blocks the phase before anything is created."""
     if ctx.storage is None or attempt.bucket is None or attempt.root is None:
         return None
+    if not ctx.storage.policy.allows(attempt.bucket):
+        return SystemFailure(
+            kind=FailureKind.CONFIG,
+            code="BucketNotAllowed",
+            message=ctx.storage.policy.refusal(attempt.bucket),
+        )
     await ctx.storage.ensure_bucket(attempt.bucket, ctx.report_waiting)
-    settings = ctx.storage.store.settings
-    # The Phase's UID is in the name, so an AlreadyExists is this Phase's own Secret (the
-    # operator may create Secrets but never read them).
-    secret_name = naming.storage_secret(ctx.name, ctx.uid)
+    service = ctx.storage.credentials
+    token = service.issue(_claims(ctx, attempt, attempt.bucket, attempt.root))
+    # The Phase's UID and the attempt are in the name, so an AlreadyExists is this attempt's
+    # own Secret (the operator may create Secrets but never read them).
+    secret_name = naming.storage_secret(ctx.name, ctx.uid, attempt.number)
     await ctx.kube.create(
         paths.secret(ctx.namespace),
         pods.storage_secret(
-            name=secret_name,
-            namespace=ctx.namespace,
-            owner=owner,
-            access_key=settings.access_key,
-            secret_key=settings.secret_key,
+            name=secret_name, namespace=ctx.namespace, owner=owner, token=token, ca=service.ca_pem
         ),
     )
     return pods.Sidecars(
         image=ctx.config.image,
-        storage_environment=ctx.storage.settings_environment,
+        credentials_url=service.url,
         credentials_secret=secret_name,
         bucket=attempt.bucket,
         attempt_root=attempt.root,
         harvest_interval_seconds=ctx.config.harvest_interval_seconds,
         has_inputs=bool(ctx.spec.inputs),
         resources=ctx.config.sidecar_resources,
+    )
+
+
+def _claims(ctx: PhaseContext, attempt: Attempt, bucket: str, root: str) -> credentials.Claims:
+    """What this attempt's sidecars may do, until well after the phase could still run
+    (the credentials endpoint refuses the token as soon as the phase has ended)."""
+    assert ctx.storage is not None
+    execution_root = ctx.storage.execution_root(ctx.spec, namespace=ctx.namespace)
+    running = ctx.spec.timeout_seconds or TOKEN_SECONDS_WITHOUT_TIMEOUT
+    lifetime = ctx.config.pending_timeout + running + pods.STORAGE_GRACE_SECONDS
+    return credentials.Claims(
+        namespace=ctx.namespace,
+        phase=ctx.name,
+        phase_uid=ctx.uid,
+        attempt=attempt.number,
+        writable=credentials.Root(bucket, root),
+        readable=handoff.readable_roots(ctx.spec, execution_root=execution_root),
+        expires=int(time.time() + lifetime),
     )
 
 
@@ -155,6 +182,8 @@ async def delete_pod(ctx: PhaseContext, pod: JsonObject, *, grace_seconds: int) 
             backoff = min(backoff * 2, 60.0)
 
 
-async def delete_secret(ctx: PhaseContext) -> None:
-    """The credentials are needed no more once the phase has ended."""
-    await ctx.kube.delete(paths.secret(ctx.namespace, naming.storage_secret(ctx.name, ctx.uid)))
+async def delete_secret(ctx: PhaseContext, attempts: int) -> None:
+    """The tokens of every attempt are needed no more once the phase has ended."""
+    for number in range(1, attempts + 1):
+        name = naming.storage_secret(ctx.name, ctx.uid, number)
+        await ctx.kube.delete(paths.secret(ctx.namespace, name))

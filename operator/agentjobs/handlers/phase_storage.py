@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from typing import IO, TypeVar
 
 from agentjobs.adapters.object_store import ObjectStore, StorageError
+from agentjobs.handlers.credential_service import CredentialService
 from agentjobs.logic import object_layout
+from agentjobs.logic.bucket_policy import BucketPolicy
 from agentjobs.models.contract import Artifact
 from agentjobs.models.resources import PhaseSpec
 from agentjobs.models.storage import ArtifactManifest, ObjectLocation
@@ -36,24 +38,29 @@ class StoredObject:
 class PhaseStorage:
     """Artifacts of phases in one S3-compatible store."""
 
-    def __init__(self, store: ObjectStore) -> None:
+    def __init__(
+        self, store: ObjectStore, policy: BucketPolicy, credentials: CredentialService
+    ) -> None:
         self.store = store
-
-    @property
-    def settings_environment(self) -> dict[str, str]:
-        return self.store.settings.public_environment()
+        self.policy = policy
+        self.credentials = credentials
 
     def bucket(self, spec: PhaseSpec) -> str:
         return (spec.artifacts.bucket if spec.artifacts else None) or self.store.settings.bucket
 
-    def attempt_root(self, spec: PhaseSpec, *, namespace: str, attempt: int) -> str:
-        root = object_layout.execution_root(
+    def execution_root(self, spec: PhaseSpec, *, namespace: str) -> str:
+        return object_layout.execution_root(
             prefix=spec.artifacts.prefix if spec.artifacts else None,
             namespace=namespace,
             execution=spec.execution_name,
         )
+
+    def attempt_root(self, spec: PhaseSpec, *, namespace: str, attempt: int) -> str:
         return object_layout.attempt_root(
-            execution_root=root, index=spec.index, phase=spec.name, attempt=attempt
+            execution_root=self.execution_root(spec, namespace=namespace),
+            index=spec.index,
+            phase=spec.name,
+            attempt=attempt,
         )
 
     async def _retrying(self, operation: Callable[[], T], on_error: ErrorReport) -> T:
@@ -108,6 +115,12 @@ class PhaseStorage:
     async def remove_execution(
         self, bucket: str, prefix: str | None, namespace: str, execution: str
     ) -> int:
+        if not self.policy.allows(bucket):
+            # Nothing was stored there: the phase was blocked before its pod was made.
+            logger.warning(
+                "not removing %s/%s: %s", namespace, execution, self.policy.refusal(bucket)
+            )
+            return 0
         root = object_layout.execution_root(prefix=prefix, namespace=namespace, execution=execution)
         return await asyncio.to_thread(self.store.remove_prefix, bucket, root)
 

@@ -15,11 +15,13 @@ import kopf
 
 from agentjobs.adapters.kube import Kube
 from agentjobs.adapters.object_store import ObjectStore, StorageNotConfigured, StorageSettings
+from agentjobs.handlers import credential_service
 from agentjobs.handlers.config import OperatorConfig
 from agentjobs.handlers.leadership import Leadership
 from agentjobs.handlers.operator import Operator
 from agentjobs.handlers.phase_storage import PhaseStorage
 from agentjobs.logic import naming
+from agentjobs.logic.bucket_policy import BucketPolicy
 from agentjobs.models.resources import GROUP, VERSION
 
 
@@ -36,11 +38,13 @@ async def start(
     kube = await Kube.connect()
     election = config.leader_election
     leadership = None if election is None else Leadership(kube, election)
-    memo["operator"] = operator = Operator(kube, config, _storage(logger), leadership)
+    storage = await _storage(kube, config, logger)
+    memo["operator"] = operator = Operator(kube, config, storage, leadership)
     operator.start()
 
 
-def _storage(logger: kopf.Logger) -> PhaseStorage | None:
+async def _storage(kube: Kube, config: OperatorConfig, logger: kopf.Logger) -> PhaseStorage | None:
+    """The store, and the credentials endpoint through which phase sidecars reach it."""
     try:
         settings = StorageSettings.from_environment()
     except StorageNotConfigured:
@@ -50,13 +54,20 @@ def _storage(logger: kopf.Logger) -> PhaseStorage | None:
         )
         return None
     logger.info("artifacts are stored in %s, bucket %s", settings.endpoint, settings.bucket)
-    return PhaseStorage(ObjectStore(settings))
+    store = ObjectStore(settings)
+    policy = BucketPolicy(settings.bucket, config.allowed_buckets)
+    # Unfenced: any replica may answer sidecars (it only reads Phases), leading or not.
+    service = credential_service.build(kube, store, policy, config.credentials)
+    await service.start()
+    return PhaseStorage(store, policy, service)
 
 
 @kopf.on.cleanup()
 async def stop(memo: kopf.Memo, **_: Any) -> None:
     operator: Operator | None = memo.get("operator")
     if operator is not None:
+        if operator.storage is not None:
+            await operator.storage.credentials.stop()
         await operator.stop()
 
 

@@ -40,6 +40,7 @@ def prompt_config_map(phase_resource_name: str) -> str:
     return f"{phase_resource_name}-prompt"
 
 
-def storage_secret(phase_resource_name: str, phase_uid: str) -> str:
-    """Unique to one Phase object: a Phase of the same name re-created later gets its own."""
-    return f"{phase_resource_name}-storage-{phase_uid}"
+def storage_secret(phase_resource_name: str, phase_uid: str, attempt: int) -> str:
+    """Unique to one attempt of one Phase object: a retry, or a Phase of the same name
+    re-created later, gets its own (with its own token)."""
+    return f"{phase_resource_name}-a{attempt}-storage-{phase_uid}"

@@ -57,6 +57,13 @@ Write your deliverable as files under /workspace/artifacts/output/.
 """
 
 
+# The sidecars' only storage setting: where to trade their token for presigned URLs.
+ENV_CREDENTIALS_URL = "AGENTJOBS_CREDENTIALS_URL"
+ENV_CREDENTIALS_TOKEN = "AGENTJOBS_CREDENTIALS_TOKEN"
+ENV_CREDENTIALS_CA = "AGENTJOBS_CREDENTIALS_CA"
+TOKEN_KEY = "token"
+CA_KEY = "ca.crt"
+
 HARVESTER_CONTAINER = "harvester"
 FETCHER_CONTAINER = "fetch-inputs"
 INPUTS_KEY = "inputs.json"
@@ -79,7 +86,7 @@ class Sidecars:
     """The containers added when artifacts are stored: an input fetcher and the harvester."""
 
     image: str
-    storage_environment: dict[str, str]
+    credentials_url: str
     credentials_secret: str
     bucket: str
     attempt_root: str
@@ -143,9 +150,10 @@ def prompt_config_map(
 
 
 def storage_secret(
-    *, name: str, namespace: str, owner: Owner, access_key: str, secret_key: str
+    *, name: str, namespace: str, owner: Owner, token: str, ca: str
 ) -> dict[str, Any]:
-    """The S3 credentials for one phase's sidecars, owned (and collected) with the Phase."""
+    """One attempt's token for the credentials endpoint, and the CA that verifies the
+    endpoint; no storage credential. Owned (and collected) with the Phase."""
     return {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -156,7 +164,7 @@ def storage_secret(
             "ownerReferences": [owner.reference()],
         },
         "type": "Opaque",
-        "stringData": {"accessKey": access_key, "secretKey": secret_key},
+        "stringData": {TOKEN_KEY: token, CA_KEY: ca},
     }
 
 
@@ -168,9 +176,9 @@ def _sidecar_containers(sidecars: Sidecars, security: SecurityContext) -> list[d
         }
 
     env = [
-        *({"name": name, "value": value} for name, value in sidecars.storage_environment.items()),
-        credential("AGENTJOBS_S3_ACCESS_KEY", "accessKey"),
-        credential("AGENTJOBS_S3_SECRET_KEY", "secretKey"),
+        {"name": ENV_CREDENTIALS_URL, "value": sidecars.credentials_url},
+        credential(ENV_CREDENTIALS_TOKEN, TOKEN_KEY),
+        credential(ENV_CREDENTIALS_CA, CA_KEY),
     ]
     mounts = [
         {"name": WORKSPACE_VOLUME, "mountPath": WORKSPACE_PATH},

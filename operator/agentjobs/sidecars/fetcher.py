@@ -13,7 +13,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from agentjobs.adapters.object_store import ObjectStore, StorageError
+from agentjobs.adapters.object_store import StorageError
+from agentjobs.adapters.presigned_store import PresignedStore
 from agentjobs.logic import handoff, pod_placement
 from agentjobs.models.storage import InputArtifact, ObjectLocation
 
@@ -31,7 +32,7 @@ def wait_for(path: Path, *, timeout: float) -> None:
 
 
 def fetch(
-    store: ObjectStore | None,
+    store: PresignedStore | None,
     inputs: Sequence[InputArtifact],
     *,
     input_dir: Path,

@@ -24,7 +24,8 @@ from pathlib import Path
 from types import FrameType
 
 from agentjobs.adapters import output_dir
-from agentjobs.adapters.object_store import ObjectStore, StorageError, content_type
+from agentjobs.adapters.object_store import StorageError, content_type
+from agentjobs.adapters.presigned_store import PresignedStore
 from agentjobs.logic import harvest, object_layout
 from agentjobs.models.output import OutputEntry
 from agentjobs.models.storage import ArtifactManifest, ObjectLocation
@@ -39,7 +40,7 @@ UPLOAD_BUFFER = 1024 * 1024
 class Harvester:
     def __init__(
         self,
-        store: ObjectStore,
+        store: PresignedStore,
         *,
         directory: Path,
         bucket: str,
@@ -53,7 +54,6 @@ class Harvester:
         self._limits = limits
         self._uploaded: dict[str, harvest.Uploaded] = {}
         self._last_manifest: bytes | None = None
-        self._bucket_ready = False
         self.stopping = threading.Event()
 
     def _location(self, path: str) -> ObjectLocation:
@@ -89,6 +89,8 @@ class Harvester:
 
     def _upload_all(self, root: int, plan: harvest.SyncPlan) -> dict[str, str]:
         unreadable: dict[str, str] = {}
+        # One request for the URLs of many files, not one per file.
+        self._store.prepare("PUT", [self._location(entry.path) for entry in plan.to_upload])
         with ThreadPoolExecutor(PARALLEL_UPLOADS) as pool:
             jobs = {entry.path: pool.submit(self._upload, root, entry) for entry in plan.to_upload}
             for path, job in jobs.items():
@@ -132,9 +134,6 @@ class Harvester:
         failures = 0
         while True:
             try:
-                if not self._bucket_ready:
-                    self._store.ensure_bucket(self._bucket)
-                    self._bucket_ready = True
                 uploaded = self.sync(final=final)
                 logger.info(
                     "%s sync: %d file(s) uploaded", "final" if final else "periodic", uploaded

@@ -1,0 +1,104 @@
+"""The credentials endpoint's TLS certificate, when no certificate files are given.
+
+The certificate and its CA are derived from a seed (the operator's own secret):
+Ed25519 signatures are deterministic, and the dates and serial numbers are
+fixed, so every replica and every restart serves the very same certificate,
+and the CA handed to a pod before a restart or a change of leader still
+verifies the endpoint after it. No cert-manager is needed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import ssl
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.x509.oid import NameOID
+
+NOT_BEFORE = datetime(2024, 1, 1, tzinfo=UTC)
+NOT_AFTER = datetime(2124, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class TlsIdentity:
+    """PEM files the server loads, and the CA certificate clients trust."""
+
+    cert_file: Path
+    key_file: Path
+    ca_pem: str
+
+    def server_context(self) -> ssl.SSLContext:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.load_cert_chain(self.cert_file, self.key_file)
+        return context
+
+
+def from_files(cert_file: Path, key_file: Path, ca_file: Path | None) -> TlsIdentity:
+    """An admin's certificate; clients trust ``ca_file``, or the certificate itself."""
+    return TlsIdentity(cert_file, key_file, (ca_file or cert_file).read_text())
+
+
+def _name(common_name: str) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+
+
+def _subject_names(hosts: list[str]) -> list[x509.GeneralName]:
+    names: list[x509.GeneralName] = []
+    for host in dict.fromkeys([*hosts, "localhost", "127.0.0.1", "::1"]):
+        try:
+            names.append(x509.IPAddress(ipaddress.ip_address(host)))
+        except ValueError:
+            names.append(x509.DNSName(host))
+    return names
+
+
+def _key(seed: bytes, purpose: str) -> Ed25519PrivateKey:
+    return Ed25519PrivateKey.from_private_bytes(hashlib.sha256(seed + purpose.encode()).digest())
+
+
+def derived(seed: bytes, hosts: list[str], directory: Path | None = None) -> TlsIdentity:
+    """A CA and a server certificate for ``hosts``, both derived from ``seed``."""
+    ca_key, server_key = _key(seed, "/ca"), _key(seed, "/server")
+    ca_name = _name("agentjobs credentials CA")
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(1)
+        .not_valid_before(NOT_BEFORE)
+        .not_valid_after(NOT_AFTER)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .sign(ca_key, None)
+    )
+    server = (
+        x509.CertificateBuilder()
+        .subject_name(_name("agentjobs credentials"))
+        .issuer_name(ca_name)
+        .public_key(server_key.public_key())
+        .serial_number(2)
+        .not_valid_before(NOT_BEFORE)
+        .not_valid_after(NOT_AFTER)
+        .add_extension(x509.SubjectAlternativeName(_subject_names(hosts)), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .sign(ca_key, None)
+    )
+    target = directory or Path(tempfile.mkdtemp(prefix="agentjobs-tls-"))
+    cert_file, key_file = target / "tls.crt", target / "tls.key"
+    pem = serialization.Encoding.PEM
+    cert_file.write_bytes(server.public_bytes(pem) + ca.public_bytes(pem))
+    key_file.touch(mode=0o600)
+    key_file.write_bytes(
+        server_key.private_bytes(
+            pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return TlsIdentity(cert_file, key_file, ca.public_bytes(pem).decode())
