@@ -118,12 +118,14 @@ async def build_launch(
     host_ip: str,
     allocatable: Mapping[str, str],
     service_env: Mapping[str, str],
+    *,
+    pod_ip: str | None = None,
 ) -> LaunchSpec:
     """Everything needed to start the container; ContainerConfigError if not yet possible."""
     identity = container_identity(pod, container, image)
     hostname = pod["spec"].get("hostname") or pod["metadata"]["name"]
     kubelet_env = await resolve_environment(
-        pod, container, source, service_env, host_ip, allocatable
+        pod, container, source, service_env, pod_ip or host_ip, allocatable, host_ip=host_ip
     )
     env = {**dict(image.env), "HOSTNAME": hostname, **kubelet_env}
     # Marks the process as the devcluster's, so `devcluster down` can find strays.

@@ -60,8 +60,8 @@ def _label_lines(mapping: Mapping[str, str]) -> str:
     return "\n".join(f'{key}="{mapping[key]}"' for key in sorted(mapping))
 
 
-def field_value(pod: Obj, field_path: str, pod_ip: str) -> str:
-    """The value of a downward-API `fieldRef` for this pod."""
+def field_value(pod: Obj, field_path: str, pod_ip: str, host_ip: str | None = None) -> str:
+    """The value of a downward-API `fieldRef` for this pod (`host_ip` defaults to `pod_ip`)."""
     meta = pod.get("metadata", {})
     spec = pod.get("spec", {})
     for prefix, key in (("metadata.labels", "labels"), ("metadata.annotations", "annotations")):
@@ -75,8 +75,8 @@ def field_value(pod: Obj, field_path: str, pod_ip: str) -> str:
         "metadata.uid": meta.get("uid", ""),
         "spec.nodeName": spec.get("nodeName", ""),
         "spec.serviceAccountName": spec.get("serviceAccountName", ""),
-        "status.hostIP": pod_ip,
-        "status.hostIPs": pod_ip,
+        "status.hostIP": host_ip or pod_ip,
+        "status.hostIPs": host_ip or pod_ip,
         "status.podIP": pod_ip,
         "status.podIPs": pod_ip,
     }
@@ -148,6 +148,8 @@ async def resolve_environment(
     base: Mapping[str, str],
     pod_ip: str,
     node_allocatable: Mapping[str, str],
+    *,
+    host_ip: str | None = None,
 ) -> dict[str, str]:
     """The kubelet's environment for a container (without the image's own env).
 
@@ -185,7 +187,7 @@ async def resolve_environment(
             env[name] = expand(var.get("value") or "", env.get)
             continue
         if "fieldRef" in value_from:
-            env[name] = field_value(pod, value_from["fieldRef"]["fieldPath"], pod_ip)
+            env[name] = field_value(pod, value_from["fieldRef"]["fieldPath"], pod_ip, host_ip)
         elif "resourceFieldRef" in value_from:
             env[name] = resource_value(
                 pod, container["name"], value_from["resourceFieldRef"], node_allocatable

@@ -23,10 +23,11 @@ from .envvars import ContainerConfigError
 from .images import ImageNotFoundError, parse_reference
 from .logs import LogWriter
 from .podbase import CONFIG_RETRY_SECONDS, NodeContext, log_path
+from .probing import ProbingPodWorker
 from .process import ContainerProcess, LaunchSpec, MemoryCgroup, StartFailure, spawn
 from .records import ContainerRecord, rfc3339
 from .status import is_sidecar
-from .termination import TERMINATION_BY_KUBELET, TerminatingPodWorker
+from .termination import TERMINATION_BY_KUBELET
 from .volumes import VolumeError, prepare_volumes
 
 __all__ = ["NodeContext", "PodWorker", "log_path"]
@@ -38,7 +39,7 @@ DEADLINE_MESSAGE = "Pod was active on the node longer than the specified deadlin
 MAX_BACKOFF_SECONDS = 300.0
 
 
-class PodWorker(TerminatingPodWorker):
+class PodWorker(ProbingPodWorker):
     """Runs one pod; `run` is its task for as long as the pod is bound to this node."""
 
     async def run(self) -> None:
@@ -136,6 +137,8 @@ class PodWorker(TerminatingPodWorker):
                 return
             self.record.sandbox_ready = True
             self.mark_dirty()
+        if await self.sync_liveness():
+            return
         if self._regular_containers_finished():
             await self.finish(None)  # (sidecars are not restarted for nothing)
             return
@@ -190,13 +193,6 @@ class PodWorker(TerminatingPodWorker):
             self.record.containers.append(record)
         return record
 
-    async def finish(self, grace_override: float | None) -> None:
-        """The pod is done (or must stop): stop what runs, then it is terminal."""
-        await self.stop_all(grace_override)
-        self.record.terminal = True
-        self.record.sandbox_ready = False
-        self.mark_dirty()
-
     # ----- starting containers -----
 
     def _back_off(self, name: str) -> float:
@@ -243,6 +239,7 @@ class PodWorker(TerminatingPodWorker):
                 self.ctx.host_ip,
                 self.ctx.allocatable,
                 self.ctx.service_env,
+                pod_ip=self.pod_ip,
             )
         except ContainerConfigError as error:
             if (record.state, record.waiting_reason, record.waiting_message) != (
@@ -313,6 +310,7 @@ class PodWorker(TerminatingPodWorker):
         self.event("Normal", "Started", f"Started container {name}", name)
         self.processes[name] = process
         self.monitors[name] = asyncio.create_task(self._monitor(name, record, process, writer))
+        self.start_probes(container, record)
         self.mark_dirty()
         self._save()
         return True

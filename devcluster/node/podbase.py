@@ -18,6 +18,7 @@ from .events import EventRecorder
 from .images import ImageTableFiles
 from .logrotate import LogRotator
 from .logs import LiveLog
+from .network import pod_ip
 from .process import ContainerProcess, process_start_time
 from .records import mark_lost, record_for_pod, rfc3339
 from .status import pod_status
@@ -64,6 +65,7 @@ class PodWorkerBase:
         self.ctx = ctx
         self.pod = pod
         self.uid: str = pod["metadata"]["uid"]
+        self.pod_ip = pod_ip(pod, ctx.host_ip)
         self.dir = ctx.state_dir / "pods" / self.uid
         saved = pod_state.load(self.dir / "state.json")
         self.record = saved.record if saved is not None else record_for_pod(pod)
@@ -164,7 +166,12 @@ class PodWorkerBase:
         async with self.status_lock:
             previous = (self._last_written or {}).get("phase")
             status = pod_status(
-                self.pod, self.record, self.ctx.host_ip, rfc3339(time.time()), previous
+                self.pod,
+                self.record,
+                self.ctx.host_ip,
+                rfc3339(time.time()),
+                previous,
+                pod_ip=self.pod_ip,
             )
             self._save()
             if status == self._last_written:

@@ -41,6 +41,8 @@ class ContainerRecord:
     restart_count: int = 0
     container_id: str | None = None
     instances: int = 0
+    # The readiness probe's result; None without a readiness probe (ready when running).
+    ready: bool | None = None
 
     def set_waiting(self, reason: str, message: str | None = None) -> None:
         if self.state == "terminated" and self.terminated is not None:
@@ -101,7 +103,7 @@ class ContainerRecord:
             "name": self.name,
             "state": state,
             "lastState": {"terminated": dict(self.last_terminated)} if self.last_terminated else {},
-            "ready": running,
+            "ready": running and self.ready is not False,
             "restartCount": self.restart_count,
             "image": self.image,
             "imageID": self.image_id,

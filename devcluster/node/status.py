@@ -121,12 +121,14 @@ def pod_conditions(spec: Obj, record: PodRecord, phase: str, now: str) -> list[O
             if status is None or status.state != "running":
                 incomplete.append(container["name"])
                 unready.append(container["name"])
+            elif status.ready is False:
+                unready.append(container["name"])
         elif status is None or status.state != "terminated" or status.exit_code != 0:
             incomplete.append(container["name"])
     regular_started = False
     for container in spec.get("containers") or []:
         status = by_name.get(container["name"])
-        if status is None or status.state != "running":
+        if status is None or status.state != "running" or status.ready is False:
             unready.append(container["name"])
         if status is not None and status.has_run:
             regular_started = True
@@ -159,11 +161,18 @@ def pod_conditions(spec: Obj, record: PodRecord, phase: str, now: str) -> list[O
 
 
 def pod_status(
-    pod: Obj, record: PodRecord, host_ip: str, now: str, previous_phase: str | None = None
+    pod: Obj,
+    record: PodRecord,
+    host_ip: str,
+    now: str,
+    previous_phase: str | None = None,
+    *,
+    pod_ip: str | None = None,
 ) -> Obj:
     """The full status the node writes; conditions owned by others are kept.
 
-    `previous_phase` is the phase the node wrote last (else the API's).
+    `previous_phase` is the phase the node wrote last (else the API's); `pod_ip`
+    defaults to the node's (network.py gives each pod its own).
     """
     spec = pod.get("spec") or {}
     if record.terminal:
@@ -192,8 +201,8 @@ def pod_status(
         "conditions": ours + foreign,
         "hostIP": host_ip,
         "hostIPs": [{"ip": host_ip}],
-        "podIP": host_ip,
-        "podIPs": [{"ip": host_ip}],
+        "podIP": pod_ip or host_ip,
+        "podIPs": [{"ip": pod_ip or host_ip}],
         "startTime": record.start_time,
         "containerStatuses": [r.to_status() for r in record.containers],
         # Like the phase, a terminal reason waits for the containers to have stopped.

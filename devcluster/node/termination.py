@@ -119,6 +119,19 @@ class TerminatingPodWorker(PodWorkerBase):
                 await asyncio.wait(tasks.values())
                 return
 
+    async def stop_container(self, name: str, grace: float, message: str) -> None:
+        """One container, as killContainer does: SIGTERM, then SIGKILL after its grace."""
+        process, task = self.processes.get(name), self.monitors.get(name)
+        if process is None or task is None:
+            return
+        self.event("Normal", "Killing", message, name)
+        process.signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(asyncio.shield(task), max(grace, MINIMUM_GRACE_SECONDS))
+        except TimeoutError:
+            process.kill_group()
+            await asyncio.shield(task)
+
     async def stop_all(self, override: float | None) -> None:
         """Regular (and init) containers first, then sidecars in reverse order."""
         self.grace = effective_grace(self.grace, self.pod, override)

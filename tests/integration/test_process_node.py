@@ -94,7 +94,9 @@ def test_failed_pod_reports_exit_code_and_logs(kubectl: Kubectl, namespace: str)
     terminated = _main_status(pod)["state"]["terminated"]
     assert (terminated["exitCode"], terminated["reason"]) == (3, "Error")
     assert terminated["containerID"].startswith("process://")
-    assert pod["status"]["podIP"] == "127.0.0.1"
+    # Each pod its own loopback address (devcluster/node/network.py), the node's as hostIP.
+    assert pod["status"]["hostIP"] == "127.0.0.1"
+    assert pod["status"]["podIP"].startswith("127.") and pod["status"]["podIP"] != "127.0.0.1"
     conditions = {c["type"]: c["status"] for c in pod["status"]["conditions"]}
     assert conditions["Ready"] == "False" and conditions["PodScheduled"] == "True"
     logs = kubectl.run("logs", "exit3", "-n", namespace).stdout
