@@ -248,6 +248,23 @@ def test_r13c_codex_old_shape_task_complete_text_is_read_when_no_message_came_be
     assert verdict.terminal_event_seen
 
 
+def test_r13f_codex_running_totals_under_info_add_only_their_growth() -> None:
+    def token_count(total: int, cached: int, output: int) -> str:
+        counts = {"input_tokens": total, "cached_input_tokens": cached, "output_tokens": output}
+        info = {"total_token_usage": counts, "last_token_usage": counts}
+        return line({"id": "1", "msg": {"type": "token_count", "info": info}})
+
+    log = (
+        token_count(100, 40, 10)
+        + token_count(100, 40, 10)  # repeated with a rate-limit update: nothing new
+        + line({"id": "1", "msg": {"type": "token_count", "info": None}})
+        + token_count(250, 90, 30)
+        + line({"id": "1", "msg": {"type": "task_complete", "last_agent_message": REPORT}})
+    )
+    usage = read(log, CODEX).usage
+    assert usage == Usage(input_tokens=160, output_tokens=30, cache_read_input_tokens=90)
+
+
 def test_r13c_opencode_tool_output_is_not_a_report_and_text_parts_are() -> None:
     tool = {"type": "tool", "tool": "bash", "state": {"status": "completed", "output": FAILURE}}
     log = line({"type": "tool_use", "sessionID": "s", "part": tool}) + opencode_text(REPORT)

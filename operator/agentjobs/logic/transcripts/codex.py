@@ -11,7 +11,9 @@ Older shape: ``{"id": ..., "msg": {"type": ...}}`` after a config summary.
 
 - Words: ``agent_message`` (``msg.message``).
 - End: ``task_complete`` (``last_agent_message``, the final text) or
-  ``error`` (``msg.message``). Usage: each ``token_count``'s counts.
+  ``error`` (``msg.message``). Usage: each ``token_count``'s counts; where
+  they sit under ``info``, ``total_token_usage`` is the run's running total
+  (repeated unchanged with rate-limit updates), so only its growth is added.
 """
 
 from __future__ import annotations
@@ -55,10 +57,13 @@ def identifies(event: JsonObject) -> bool:
 class CodexDecoder:
     def __init__(self) -> None:
         self._last_error: str | None = None
+        self._running_total = Usage()
 
     def decode(self, event: JsonObject) -> EventMeaning:
         old_shape = object_of(event.get("msg"))
         if old_shape is not None:
+            if old_shape.get("type") == "token_count" and "info" in old_shape:
+                return EventMeaning(usage=self._growth(old_shape.get("info")))
             return _old_shape(old_shape)
         event_type = event.get("type")
         if event_type == "item.completed":
@@ -79,6 +84,22 @@ class CodexDecoder:
             error = CliError(message or self._last_error or NO_MESSAGE)
             return EventMeaning(terminal=Terminal(error=error), usage=_usage(event.get("usage")))
         return NOTHING
+
+    def _growth(self, info: object) -> Usage | None:
+        """What the running total in ``info`` adds to the last one seen."""
+        total = _usage((object_of(info) or {}).get("total_token_usage"))
+        if total is None:
+            return None
+        previous, self._running_total = self._running_total, total
+        growth = {
+            name: max((getattr(total, name) or 0) - (getattr(previous, name) or 0), 0)
+            for name in ("input_tokens", "output_tokens", "cache_read_input_tokens")
+        }
+        return usage_of(
+            input_tokens=growth["input_tokens"],
+            output_tokens=growth["output_tokens"],
+            cache_read=growth["cache_read_input_tokens"],
+        )
 
     def _remember(self, message: object) -> None:
         if isinstance(message, str) and message:
