@@ -13,8 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from agentjobs.models import outcomes
-from agentjobs.models import placement
+from agentjobs.models import outcomes, placement
 from agentjobs.models.contract import (
     ContractModel,
     EvaluationResult,
