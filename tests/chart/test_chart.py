@@ -9,7 +9,10 @@ watching every namespace grants a ClusterRole only, listed namespaces a Role in 
 nothing cluster-wide; more than one replica elects a leader through a Lease it may create,
 get and update in the release's namespace only, one replica is replaced without overlap
 and has no Lease permission; nothing of kopf's peering is left; the operator runs hardened
-by default; the S3 keys reach it from a Secret, the chart's or an existing one; every
+by default; the S3 keys reach it from a Secret, the chart's or an existing one; phase pods
+reach its credentials endpoint through the Service, allowed buckets and a TLS Secret reach
+it as flags and a mount; `edit` and `view` may run and read Executions, never write Phases;
+every
 object carries the app.kubernetes.io labels; every value in values.yaml is commented
 starting with its name; every object in values.schema.json forbids unknown keys, and its
 security contexts accept every field Kubernetes 1.35 has.
@@ -47,6 +50,9 @@ VALUE_SETS = {
         "tolerations[0].operator": "Exists",
         "phasePodSecurityContext.runAsUser": "1000",
         "phaseSecurityContext.readOnlyRootFilesystem": "false",
+        "s3.allowedBuckets": "{team-*,shared}",
+        "credentials.port": "9443",
+        "credentials.tls.existingSecret": "credentials-tls",
     },
 }
 
@@ -59,6 +65,20 @@ def operator_args(objects: list[dict[str, Any]]) -> list[str]:
     (deployment,) = by_kind(objects, "Deployment")
     args: list[str] = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
     return args
+
+
+def operator_roles(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    """The (Cluster)Roles granted to the operator, not those aggregated into users' roles."""
+    return [
+        o
+        for o in by_kind(objects, kind)
+        if not any(k.startswith("rbac.authorization.k8s.io/aggregate-to-") for k in labels(o))
+    ]
+
+
+def labels(obj: dict[str, Any]) -> dict[str, str]:
+    found: dict[str, str] = obj["metadata"].get("labels") or {}
+    return found
 
 
 def resources_granted(role: dict[str, Any]) -> set[str]:
@@ -118,7 +138,7 @@ def test_watching_every_namespace_grants_a_cluster_role_and_nothing_namespaced(
     render: Render,
 ) -> None:
     objects = render()
-    (role,) = by_kind(objects, "ClusterRole")
+    (role,) = operator_roles(objects, "ClusterRole")
     (binding,) = by_kind(objects, "ClusterRoleBinding")
     assert not by_kind(objects, "Role") and not by_kind(objects, "RoleBinding")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
@@ -133,7 +153,7 @@ def test_watching_listed_namespaces_grants_a_role_in_each_and_nothing_cluster_wi
     render: Render,
 ) -> None:
     objects = render(VALUE_SETS["namespaced"])
-    assert not by_kind(objects, "ClusterRole") and not by_kind(objects, "ClusterRoleBinding")
+    assert not operator_roles(objects, "ClusterRole") and not by_kind(objects, "ClusterRoleBinding")
     roles = by_kind(objects, "Role")
     bindings = by_kind(objects, "RoleBinding")
     assert {r["metadata"]["namespace"] for r in roles} == {"team-a", "team-b"}
@@ -144,7 +164,7 @@ def test_watching_listed_namespaces_grants_a_role_in_each_and_nothing_cluster_wi
 def test_rbac_create_false_leaves_rbac_to_the_user(render: Render) -> None:
     objects = render({"rbac.create": "false", "serviceAccount.create": "false"})
     kinds = {o["kind"] for o in objects}
-    assert kinds == {"Deployment"}
+    assert kinds == {"Deployment", "Service"}
     (deployment,) = by_kind(objects, "Deployment")
     assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == "default"
 
@@ -182,7 +202,7 @@ def test_more_than_one_replica_elects_a_leader_through_a_lease_in_its_own_namesp
         if b["roleRef"]["name"] == lease_role["metadata"]["name"]
     ]
     assert binding["metadata"]["namespace"] == "agentjobs-system"
-    others = by_kind(objects, "ClusterRole") + by_kind(objects, "Role")
+    others = operator_roles(objects, "ClusterRole") + by_kind(objects, "Role")
     others.remove(lease_role)
     assert all("leases" not in resources_granted(role) for role in others)
 
@@ -193,7 +213,7 @@ def test_one_replica_never_overlaps_with_its_successor(render: Render) -> None:
     assert deployment["spec"]["strategy"] == {"type": "Recreate"}
     assert not any(a.startswith("--leader-election") for a in operator_args(objects))
     assert not by_kind(objects, "Role")
-    (role,) = by_kind(objects, "ClusterRole")
+    (role,) = operator_roles(objects, "ClusterRole")
     assert "leases" not in resources_granted(role)
 
 
@@ -266,6 +286,73 @@ def test_s3_keys_reach_the_operator_from_an_existing_secret(render: Render) -> N
     env = _s3_env(objects)
     assert env["AGENTJOBS_S3_ACCESS_KEY"]["secretKeyRef"]["name"] == "keys"
     assert env["AGENTJOBS_S3_REGION"] == "eu-west-1"
+
+
+def test_phase_pods_reach_the_credentials_endpoint_through_the_service(render: Render) -> None:
+    objects = render()
+    (service,) = by_kind(objects, "Service")
+    (deployment,) = by_kind(objects, "Deployment")
+    pod = deployment["spec"]["template"]
+    assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
+    (port,) = service["spec"]["ports"]
+    assert port["port"] == 8443 and port["targetPort"] == "credentials"
+    ports = {p["name"]: p["containerPort"] for p in pod["spec"]["containers"][0]["ports"]}
+    assert ports["credentials"] == 8443
+    args = operator_args(objects)
+    assert "--credentials-listen=0.0.0.0:8443" in args
+    url = f"https://{service['metadata']['name']}.agentjobs-system.svc:8443"
+    assert f"--credentials-url={url}" in args
+    assert not any(a.startswith(("--credentials-tls", "--allowed-bucket")) for a in args)
+
+
+def test_allowed_buckets_and_a_tls_secret_reach_the_operator(render: Render) -> None:
+    objects = render(VALUE_SETS["everything"])
+    args = operator_args(objects)
+    assert {"--allowed-bucket=team-*", "--allowed-bucket=shared"} <= set(args)
+    assert "--credentials-listen=0.0.0.0:9443" in args
+    assert "--credentials-tls-cert=/etc/agentjobs/tls/tls.crt" in args
+    (deployment,) = by_kind(objects, "Deployment")
+    spec = deployment["spec"]["template"]["spec"]
+    mounts = {m["name"]: m for m in spec["containers"][0]["volumeMounts"]}
+    assert mounts["credentials-tls"] == {
+        "name": "credentials-tls",
+        "mountPath": "/etc/agentjobs/tls",
+        "readOnly": True,
+    }
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    assert volumes["credentials-tls"]["secret"] == {"secretName": "credentials-tls"}
+
+
+def test_edit_and_view_may_run_and_read_executions_but_never_write_phases(
+    render: Render,
+) -> None:
+    objects = render()
+    aggregated = {
+        key: role
+        for role in by_kind(objects, "ClusterRole")
+        for key in labels(role)
+        if key.startswith("rbac.authorization.k8s.io/aggregate-to-")
+    }
+    assert set(aggregated) == {
+        f"rbac.authorization.k8s.io/aggregate-to-{name}" for name in ("edit", "admin", "view")
+    }
+    edit = aggregated["rbac.authorization.k8s.io/aggregate-to-edit"]
+    granted = {
+        (resource, verb)
+        for rule in edit["rules"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+    assert ("executions", "create") in granted and ("executions", "delete") in granted
+    assert ("phases", "get") in granted
+    assert not {verb for resource, verb in granted if resource.startswith("phases")} - {
+        "get",
+        "list",
+        "watch",
+    }
+    assert resources_granted(edit) <= {"executions", "executions/status", "phases", "phases/status"}
+    off = render({"rbac.aggregateToDefaultRoles": "false"})
+    assert len(by_kind(off, "ClusterRole")) == 1  # the operator's own only
 
 
 def test_every_object_carries_the_standard_labels(render: Render) -> None:

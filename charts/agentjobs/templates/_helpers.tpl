@@ -91,7 +91,8 @@ these rules, and shows that taking away any one of them makes the operator fail.
 - apiGroups: [""]
   resources: ["configmaps"]
   verbs: ["get", "create"]
-# Secrets: each phase's S3 credentials for its harvester, deleted when the phase ends.
+# Secrets: each attempt's token for the credentials endpoint (no S3 key), deleted when the
+# phase ends. Never get, list or watch: the operator reads no Secret.
 - apiGroups: [""]
   resources: ["secrets"]
   verbs: ["create", "delete"]

@@ -42,8 +42,10 @@ class TlsIdentity:
 
 
 def from_files(cert_file: Path, key_file: Path, ca_file: Path | None) -> TlsIdentity:
-    """An admin's certificate; clients trust ``ca_file``, or the certificate itself."""
-    return TlsIdentity(cert_file, key_file, (ca_file or cert_file).read_text())
+    """An admin's certificate; clients trust ``ca_file`` if there is one (a TLS Secret's
+    ``ca.crt`` is optional), else the certificate itself."""
+    trusted = ca_file if ca_file is not None and ca_file.exists() else cert_file
+    return TlsIdentity(cert_file, key_file, trusted.read_text())
 
 
 def _name(common_name: str) -> x509.Name:
