@@ -4,7 +4,7 @@ Each test applies an Execution from `manifests/` with kubectl, lets a real
 `agentjobs run` process (limited to the test's namespace) drive it, and
 reads the statuses back with `kubectl get -o json`. Cases: a success report;
 a failure with each failure_reason; an unreadable report; no report; a
-non-zero exit; a timeout; a missing Secret; an unknown image; cancellation; a
+non-zero exit (a timeout: test_timeouts.py); a missing Secret; an unknown image; cancellation; a
 two-phase execution whose first phase fails; an operator killed with SIGKILL
 mid-phase and restarted; a prompt from a ConfigMap; invalid manifests refused
 by the API server with its message.
@@ -137,18 +137,6 @@ def test_a_non_zero_exit_fails_as_platform_whatever_the_report(
     phase = phase_status(kubectl, namespace, "non-zero-exit-0-crash")
     assert (phase["exitCode"], phase["report"]["state"]) == (3, "success")
     assert phase["taskOutcome"]["terminalReason"] == "exit_code_3"
-
-
-def test_a_phase_past_its_timeout_fails_as_platform(
-    kubectl: Kubectl, namespace: str, operator: OperatorProcess
-) -> None:
-    apply_manifest(kubectl, namespace, "timeout.yaml")
-    status = wait_finished(kubectl, namespace, "timeout")
-    assert (status["status"], status["failureClassification"]) == ("failed", "platform")
-    outcome = phase_status(kubectl, namespace, "timeout-0-slow")["taskOutcome"]
-    assert (outcome["status"], outcome["terminalReason"]) == ("failed", "DeadlineExceeded")
-    pod = kubectl.json("get", "pod", "-n", namespace, "timeout-0-slow-a1")
-    assert pod["status"]["reason"] == "DeadlineExceeded"
 
 
 def test_a_missing_secret_blocks_the_phase_and_asks_the_user(

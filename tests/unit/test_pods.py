@@ -1,7 +1,7 @@
 """The phase pod, prompt ConfigMap and names the operator creates.
 
-Cases: the agent container's prompt file, environment and workspace; the
-timeout as activeDeadlineSeconds; no service-account token unless asked;
+Cases: the agent container's prompt file, environment and workspace (the
+timeout in test_agent_timeout.py); no service-account token unless asked;
 the harvester as a native sidecar started before the input fetcher, which
 waits for it; credentials only by Secret reference; deterministic names that
 fit in a label.
@@ -86,11 +86,6 @@ def test_the_prompt_is_followed_by_the_task_result_instruction() -> None:
 def test_user_env_comes_after_the_operators_so_it_can_refer_to_it() -> None:
     container = agent(pod(spec(env=[{"name": "TOKEN", "value": "x"}])))
     assert [item["name"] for item in container["env"]][-1] == "TOKEN"
-
-
-def test_timeout_seconds_becomes_the_pods_active_deadline() -> None:
-    assert pod(spec(timeoutSeconds=30))["spec"]["activeDeadlineSeconds"] == 30
-    assert "activeDeadlineSeconds" not in pod(spec())["spec"]
 
 
 def test_no_service_account_token_is_mounted_unless_a_service_account_is_named() -> None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
 
-from agentjobs.cli import artifacts, crds, fetch_inputs, grade, harvest, report, run
+from agentjobs.cli import artifacts, crds, fetch_inputs, grade, harvest, report, run, timekeeper
 
 COMMANDS: dict[str, ModuleType] = {
     "report": report,
@@ -17,6 +17,7 @@ COMMANDS: dict[str, ModuleType] = {
     "crds": crds,
     "harvest": harvest,
     "fetch-inputs": fetch_inputs,
+    "timekeeper": timekeeper,
 }
 
 

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from enum import Enum, auto
 from typing import Any
 
+from agentjobs.logic import agent_timeout
 from agentjobs.models.contract import FailureKind, SystemFailure
 
 _IMAGE_PULL_REASONS = {"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"}
@@ -37,6 +38,7 @@ class AgentState:
     message: str | None = None
     exit_code: int | None = None
     finished_at: str | None = None
+    started_at: str | None = None
 
 
 def _agent_status(pod: dict[str, Any], container: str) -> dict[str, Any] | None:
@@ -58,6 +60,7 @@ def agent_state(pod: dict[str, Any], container: str) -> AgentState:
             terminated.get("message"),
             terminated.get("exitCode"),
             terminated.get("finishedAt"),
+            terminated.get("startedAt"),
         )
     if "running" in state:
         return AgentState(Stage.RUNNING)
@@ -262,6 +265,9 @@ def termination_failure(pod: dict[str, Any], state: AgentState) -> SystemFailure
             code="DeadlineExceeded",
             message=pod_status.get("message") or "the phase ran past its timeoutSeconds",
         )
+    timed_out = agent_timeout.timed_out(pod, state.started_at, state.finished_at)
+    if timed_out is not None:
+        return timed_out
     if state.reason == "OOMKilled":
         return SystemFailure(
             kind=FailureKind.OUT_OF_MEMORY,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentjobs.logic import naming, pod_placement, pod_security
+from agentjobs.logic import agent_timeout, naming, pod_placement, pod_security
 from agentjobs.models.contract import TranscriptFormat
 from agentjobs.models.kubernetes import ResourceRequirements, SecurityContext
 from agentjobs.models.resources import PhaseSpec
@@ -304,11 +304,19 @@ def phase_pod(
     }
     if spec.service_account_name is not None:
         pod_spec["serviceAccountName"] = spec.service_account_name
-    if spec.timeout_seconds is not None:
-        pod_spec["activeDeadlineSeconds"] = spec.timeout_seconds
     if sidecars is not None:
         pod_spec["initContainers"] = _sidecar_containers(sidecars, security.container)
         pod_spec["terminationGracePeriodSeconds"] = STORAGE_GRACE_SECONDS
+    if spec.timeout_seconds is not None:
+        # Not activeDeadlineSeconds: it would give the agent the harvester's long grace.
+        timekeeper = None
+        if sidecars is not None:
+            timekeeper = {
+                "image": sidecars.image,
+                "securityContext": pod_security.as_json(security.container),
+                **_resources(sidecars.resources),
+            }
+        agent_timeout.enforce(pod_spec, agent, spec.timeout_seconds, timekeeper=timekeeper)
     return {
         "apiVersion": "v1",
         "kind": "Pod",

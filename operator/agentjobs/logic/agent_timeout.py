@@ -1,0 +1,129 @@
+"""How a phase's ``timeoutSeconds`` stops its agent, and how a pod shows that it did.
+
+The kubelet has one per-container grace period: a liveness probe's
+``terminationGracePeriodSeconds``. The agent gets a liveness probe that the kubelet
+first runs ``timeoutSeconds`` after the agent started (``initialDelaySeconds``) and
+that always fails, so the kubelet's own clock ends the agent, with a short grace,
+whatever its image (no shell, no binary of ours in it) and under PodSecurity
+``restricted``.
+
+The kubelet honours that grace only while another regular container keeps running:
+when the container that failed its probe was the pod's last running one and is not
+restarted, it kills the whole pod with the pod's grace instead (computePodActions,
+``keepCount == 0`` and then ``KillPod``, pkg/kubelet/kuberuntime/kuberuntime_manager.go).
+So a pod whose harvester needs the long pod grace gets one more regular container,
+the timekeeper: it holds the probe's port (so the agent cannot answer the probe), answers
+the agent's readiness probe, a heartbeat the kubelet sends only while the agent runs, and
+exits once that heartbeat stops or the kill has begun. The harvester, a native sidecar,
+then gets the pod's grace for its last sync. A pod without a harvester needs none of this:
+its grace is the agent's short one.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from agentjobs.models.contract import FailureKind, SystemFailure
+
+TIMEKEEPER_CONTAINER = "timekeeper"
+TIMEKEEPER_PORT = 9479
+# Answered 503 by the timekeeper; refused when nobody listens. Either way a failure.
+TIMEOUT_PATH = "/agentjobs/timeout"
+# Answered 200 by the timekeeper: the kubelet asks while the agent runs.
+HEARTBEAT_PATH = "/agentjobs/agent-running"
+# What an agent that ignores SIGTERM gets after its time is up, before SIGKILL.
+STOP_GRACE_SECONDS = 3
+POD_IP_VARIABLE = "AGENTJOBS_POD_IP"
+
+
+def _http_probe(path: str, **timing: int) -> dict[str, Any]:
+    return {
+        "httpGet": {"path": path, "port": TIMEKEEPER_PORT},
+        "periodSeconds": 1,
+        "timeoutSeconds": 1,
+        "failureThreshold": 1,
+        **timing,
+    }
+
+
+def timeout_probe(timeout_seconds: int) -> dict[str, Any]:
+    """The agent's liveness probe: first run at the deadline, and failing."""
+    return _http_probe(
+        TIMEOUT_PATH,
+        initialDelaySeconds=timeout_seconds,
+        terminationGracePeriodSeconds=STOP_GRACE_SECONDS,
+    )
+
+
+def heartbeat_probe() -> dict[str, Any]:
+    """The agent's readiness probe, which tells the timekeeper the agent still runs."""
+    return _http_probe(HEARTBEAT_PATH)
+
+
+def timekeeper_container(base: dict[str, Any]) -> dict[str, Any]:
+    """The timekeeper, from the fields it shares with the sidecars (image, security
+    context, resources)."""
+    return {
+        "name": TIMEKEEPER_CONTAINER,
+        **base,
+        "args": ["timekeeper", "--port", str(TIMEKEEPER_PORT)],
+        "env": [
+            {"name": POD_IP_VARIABLE, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
+        ],
+    }
+
+
+def enforce(
+    pod_spec: dict[str, Any],
+    agent: dict[str, Any],
+    timeout_seconds: int,
+    *,
+    timekeeper: dict[str, Any] | None,
+) -> None:
+    """Add what stops ``agent`` at its timeout to a pod spec built without it.
+
+    ``timekeeper`` (see timekeeper_container) is given when a harvester needs the
+    pod's long grace.
+    """
+    agent["livenessProbe"] = timeout_probe(timeout_seconds)
+    if timekeeper is None:
+        pod_spec["terminationGracePeriodSeconds"] = STOP_GRACE_SECONDS
+        return
+    agent["readinessProbe"] = heartbeat_probe()
+    pod_spec["containers"].append(timekeeper_container(timekeeper))
+
+
+def _time(value: Any) -> datetime | None:
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
+
+
+def _agent_timeout(pod: dict[str, Any]) -> int | None:
+    """The timeoutSeconds the agent's probe enforces (only the agent has that probe)."""
+    for spec in pod.get("spec", {}).get("containers") or []:
+        probe = spec.get("livenessProbe") or {}
+        if (probe.get("httpGet") or {}).get("path") == TIMEOUT_PATH:
+            return int(probe.get("initialDelaySeconds") or 0)
+    return None
+
+
+def timed_out(
+    pod: dict[str, Any], started_at: str | None, finished_at: str | None
+) -> SystemFailure | None:
+    """The agent ran for its whole ``timeoutSeconds``, so the kubelet stopped it.
+
+    Pod times are kept to the second and the kubelet's kill comes at or after the
+    deadline, so a killed agent always shows a run of at least ``timeoutSeconds``; one
+    that ended by itself in the last second before its deadline reads the same.
+    """
+    limit = _agent_timeout(pod)
+    started, finished = _time(started_at), _time(finished_at)
+    if limit is None or started is None or finished is None:
+        return None
+    if (finished - started).total_seconds() < limit:
+        return None
+    return SystemFailure(
+        kind=FailureKind.TIMEOUT,
+        code="DeadlineExceeded",  # the terminal reason a pod deadline gave before
+        message=f"the agent ran for its timeoutSeconds ({limit} s) and was stopped",
+    )

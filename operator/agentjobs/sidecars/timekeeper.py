@@ -1,0 +1,97 @@
+"""The timekeeper: the regular container that lets the kubelet stop a timed-out agent alone.
+
+See logic/agent_timeout.py for why it exists. It answers the kubelet's probes of the
+agent on the pod's IP: the heartbeat (the agent's readiness probe) with 200, the
+timeout probe (the agent's liveness probe, first sent at the deadline) with 503. It
+exits 0 once the heartbeat has stopped (the agent ended), shortly after it failed the
+timeout probe (the kubelet is then stopping the agent with the probe's grace), or on
+SIGTERM; its exit is what lets the harvester's last sync begin.
+"""
+
+from __future__ import annotations
+
+import http.server
+import logging
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import FrameType
+
+from agentjobs.logic import agent_timeout
+
+log = logging.getLogger(__name__)
+
+# The heartbeat comes every second; this long without one, the agent has ended.
+SILENCE_SECONDS = 3.0
+# The kubelet starts the kill as soon as the probe fails; the timekeeper must still be
+# running then, or the kubelet would kill the whole pod with the pod's grace.
+AFTER_TIMEOUT_SECONDS = 2.0
+
+
+@dataclass
+class Timekeeper:
+    """When the timekeeper is done, from what the kubelet asked and when."""
+
+    started: float
+    last_heartbeat: float | None = None
+    timed_out_at: float | None = None
+
+    def heartbeat(self, now: float) -> None:
+        self.last_heartbeat = now
+
+    def timeout(self, now: float) -> None:
+        if self.timed_out_at is None:
+            self.timed_out_at = now
+
+    def done(self, now: float) -> bool:
+        if self.timed_out_at is not None and now - self.timed_out_at >= AFTER_TIMEOUT_SECONDS:
+            return True
+        last = self.started if self.last_heartbeat is None else self.last_heartbeat
+        return now - last >= SILENCE_SECONDS
+
+
+def _handler(
+    keeper: Timekeeper, clock: Callable[[], float]
+) -> type[http.server.BaseHTTPRequestHandler]:
+    class Probes(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path == agent_timeout.HEARTBEAT_PATH:
+                keeper.heartbeat(clock())
+                self._answer(200, b"the agent is running\n")
+            elif self.path == agent_timeout.TIMEOUT_PATH:
+                if keeper.timed_out_at is None:
+                    log.info("the agent's timeoutSeconds is up; the kubelet stops it now")
+                keeper.timeout(clock())
+                self._answer(503, b"the agent's timeoutSeconds is up\n")
+            else:
+                self._answer(404, b"not found\n")
+
+        def _answer(self, code: int, body: bytes) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            return  # one line per probe would bury the timekeeper's log
+
+    return Probes
+
+
+def serve(host: str, port: int, clock: Callable[[], float] = time.monotonic) -> None:
+    """Answer probes until done; SIGTERM ends it at once."""
+    keeper = Timekeeper(started=clock())
+    stopping: list[int] = []
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        stopping.append(signum)
+
+    signal.signal(signal.SIGTERM, on_term)
+    with http.server.HTTPServer((host, port), _handler(keeper, clock)) as server:
+        server.timeout = 0.2
+        log.info("answering the agent's probes on %s:%d", host, port)
+        while not stopping and not keeper.done(clock()):
+            server.handle_request()
+    log.info("done: %s", "SIGTERM" if stopping else "the agent has ended or is being stopped")

@@ -1,0 +1,114 @@
+"""timeoutSeconds on the real local control plane and the process node (R15, R21).
+
+Cases: an agent that ignores SIGTERM and runs past `timeoutSeconds: 5` ends its phase
+within 15 s as the timeout failure (failed, platform; terminal reason
+DeadlineExceeded), stopped by the kubelet's liveness probe with the short grace
+instead of the pod's: without storage, and with storage, where the harvester keeps
+the pod's 3600 s grace and the output written before the timeout is stored.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from minio import Minio
+
+from agentjobs.logic import agent_timeout
+from devcluster.testing import Kubectl
+from tests.integration.operator_fixtures import (
+    OperatorProcess,
+    phase_status,
+    wait_finished,
+)
+
+BUCKET = "agentjobs"
+STUBBORN = (
+    "trap '' TERM; "
+    'echo "written before the timeout" > "$AGENTJOBS_OUTPUT_DIR/before.txt"; '
+    "echo working; while true; do sleep 1; done"
+)
+
+
+def execution(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "agentjobs.io/v1alpha1",
+        "kind": "Execution",
+        "metadata": {"name": name},
+        "spec": {
+            "phases": [
+                {
+                    "name": "slow",
+                    "image": "busybox",
+                    "prompt": "Take your time.",
+                    "timeoutSeconds": 5,
+                    "command": ["sh", "-c", STUBBORN],
+                }
+            ]
+        },
+    }
+
+
+def _time(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def run_to_timeout(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:
+    """Apply the stubborn phase, wait for its end, and check what makes it a timeout."""
+    begun = time.monotonic()
+    kubectl.apply(execution(name), namespace)
+    status = wait_finished(kubectl, namespace, name, timeout=40)
+    elapsed = time.monotonic() - begun
+    print(f"{name}: the phase ended {elapsed:.1f} s after it was applied")
+    assert elapsed <= 15, f"the phase took {elapsed:.1f} s to end"
+    assert (status["status"], status["failureClassification"]) == ("failed", "platform")
+    phase = phase_status(kubectl, namespace, f"{name}-0-slow")
+    outcome = phase["taskOutcome"]
+    assert (outcome["status"], outcome["terminalReason"]) == ("failed", "DeadlineExceeded")
+    assert "timeoutSeconds (5 s)" in outcome["summary"]
+    pod = kubectl.json("get", "pod", "-n", namespace, f"{name}-0-slow-a1")
+    [agent] = [s for s in pod["status"]["containerStatuses"] if s["name"] == "agent"]
+    ended = agent["state"]["terminated"]
+    assert (ended["exitCode"], ended["reason"]) == (137, "Error")  # SIGKILL: it ignored TERM
+    ran = (_time(ended["finishedAt"]) - _time(ended["startedAt"])).total_seconds()
+    # The probe's first run at 5 s (a period late at most), then the short grace.
+    assert 5 <= ran <= 5 + 1 + agent_timeout.STOP_GRACE_SECONDS + 1
+    return pod
+
+
+def test_r21_without_storage_a_stubborn_agent_is_stopped_at_its_timeout(
+    kubectl: Kubectl, namespace: str, crds: None, s3_env: dict[str, str], tmp_path: Path
+) -> None:
+    without_storage = {k: v for k, v in s3_env.items() if not k.startswith("AGENTJOBS_S3_")}
+    operator = OperatorProcess(without_storage, namespace, tmp_path / "operator.log")
+    operator.start()
+    try:
+        pod = run_to_timeout(kubectl, namespace, "bare")
+    finally:
+        operator.stop()
+        print(operator.log()[-20000:])
+    grace = pod["spec"]["terminationGracePeriodSeconds"]
+    assert grace == agent_timeout.STOP_GRACE_SECONDS
+    assert [c["name"] for c in pod["spec"]["containers"]] == ["agent"]
+
+
+def test_r21_with_storage_the_agent_is_stopped_and_the_harvester_stores_its_output(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess, s3: Minio
+) -> None:
+    pod = run_to_timeout(kubectl, namespace, "stored")
+    assert pod["spec"]["terminationGracePeriodSeconds"] == 3600
+    phase = phase_status(kubectl, namespace, "stored-0-slow")
+    assert "before.txt" in {artifact["path"] for artifact in phase.get("artifacts", [])}
+    key = f"{namespace}/stored/0-slow/attempt-1/output/before.txt"
+    response = s3.get_object(BUCKET, key)
+    try:
+        assert response.read() == b"written before the timeout\n"
+    finally:
+        response.close()
+        response.release_conn()
+    statuses = {s["name"]: s for s in pod["status"]["initContainerStatuses"]}
+    assert statuses["harvester"]["state"]["terminated"]["exitCode"] == 0
+    [keeper] = [s for s in pod["status"]["containerStatuses"] if s["name"] != "agent"]
+    assert keeper["state"]["terminated"]["exitCode"] == 0
