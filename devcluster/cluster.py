@@ -36,6 +36,9 @@ from devcluster.pki import ensure_pki, write_kubeconfig
 from devcluster.probes import api_get
 
 START_TIMEOUT_SECONDS = 120.0
+# A stopped MinIO's port has been seen still listening just after its process was gone, and a
+# restart then refused to start it; a stop waits this long for its ports to close.
+PORT_RELEASE_SECONDS = 5.0
 
 
 class ClusterError(RuntimeError):
@@ -215,7 +218,18 @@ def stop_component(name: str, layout: Layout | None = None, log: TextIO = sys.st
     component = RESTARTABLE[name]
     with _exclusive(layout):
         print(f"stopping {component.name}", file=log, flush=True)
-        processes.stop(layout.pid_file(component.name), component.grace_seconds)
+        _stop(layout, component)
+
+
+def _stop(layout: Layout, component: Component) -> None:
+    pid_file = layout.pid_file(component.name)
+    running = processes.alive(pid_file) is not None
+    processes.stop(pid_file, component.grace_seconds)
+    if not running:
+        return
+    deadline = time.monotonic() + PORT_RELEASE_SECONDS
+    while processes.listening_ports(component.ports) and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 def start_component(name: str, layout: Layout | None = None, log: TextIO = sys.stderr) -> None:
@@ -245,7 +259,7 @@ def _down(layout: Layout, log: TextIO) -> None:
         pid_file = layout.pid_file(component.name)
         if processes.alive(pid_file) is not None:
             print(f"stopping {component.name}", file=log, flush=True)
-        processes.stop(pid_file, component.grace_seconds)
+        _stop(layout, component)
     strays = processes.kill_marked(str(layout.root))
     if strays:
         print(f"killed {len(strays)} leftover process(es): {strays}", file=log, flush=True)
