@@ -55,6 +55,8 @@ CONTROLLERS = (
     "namespace-controller",
     "serviceaccount-controller",
     "serviceaccount-token-controller",
+    # Fills the built-in admin, edit and view roles from the roles aggregated into them.
+    "clusterrole-aggregation-controller",
     "job-controller",
     "replicaset-controller",
     "deployment-controller",
