@@ -62,6 +62,7 @@ class TextBlockReader(Generic[Value]):
 
     def __init__(self, kind: BlockKind[Value]) -> None:
         self._kind = kind
+        self._marker = kind.marker
         self._stem = kind.stem_pattern
         self._terminator = kind.terminator
         self._terminator_bytes = kind.terminator.encode()
@@ -177,9 +178,9 @@ class TextBlockReader(Generic[Value]):
         text = ansi.strip_ansi(raw)
         if self._is_marker(text):
             if self._state is not _State.SKIP:
-                marker = self._kind.marker.decode()
+                marker, noun = self._marker.decode(), self._kind.noun
                 self._close_unreadable(
-                    f"a new {marker} marker began before this {self._kind.noun} ended",
+                    f"a new {marker} marker began before this {noun} ended",
                     then=_State.PROSE,
                 )
             self._open_report(text, line_end=line_end)
@@ -200,11 +201,11 @@ class TextBlockReader(Generic[Value]):
     def _is_marker(self, raw: bytes) -> bool:
         blanks = _LEADING_BLANKS.match(raw)
         start = blanks.end() if blanks else 0
-        return raw.startswith(self._kind.marker, start)
+        return raw.startswith(self._marker, start)
 
     def _open_report(self, text: bytes, *, line_end: bool) -> None:
         blanks = _LEADING_BLANKS.match(text)
-        rest = text[(blanks.end() if blanks else 0) + len(self._kind.marker) :]
+        rest = text[(blanks.end() if blanks else 0) + len(self._marker) :]
         self._add_prose(b"\n")  # a report ends the paragraph before it
         self._state = _State.AWAIT_VALUE
         self._body = []
