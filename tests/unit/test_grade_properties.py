@@ -4,12 +4,15 @@ Cases: any byte stream split into chunks at any points gives the same grade
 as reading it whole, in every transcript format, with the size limits
 shrunk so that long lines, the body cap and the message tail are all
 reached; the reader never raises on arbitrary bytes; asking for the grade
-mid-stream does not change the final one.
+mid-stream does not change the final one; memory stays bounded on 128 MiB
+of open blocks and long lines.
 """
 
 from __future__ import annotations
 
 import contextlib
+import random
+import tracemalloc
 from collections.abc import Iterable
 
 from hypothesis import HealthCheck, given, settings
@@ -115,3 +118,26 @@ def test_r39_the_fragments_do_reach_every_grade_state() -> None:
         GradeState.FAILED,
         GradeState.UNREADABLE,
     }
+
+
+def test_r39_r12_memory_stays_bounded_on_open_blocks_and_long_lines() -> None:
+    pieces = [
+        b'GRADE_RESULT: {"result": "satisfied", "explanation": "',
+        b"GRADE_RESULT:\n```json\n{",
+        b"q" * 1_500_000,
+        b"\n",
+        b"\x1b[1mGRADE_\x1b[0m",
+    ]
+    rng = random.Random(11)
+    blocks = [b"".join(rng.choice(pieces) for _ in range(40))[: 1024 * 1024] for _ in range(8)]
+    reader = GradeReader()
+    tracemalloc.start()
+    try:
+        baseline, _ = tracemalloc.get_traced_memory()
+        for index in range(128):  # 128 MiB in all
+            reader.feed(blocks[index % len(blocks)])
+        reader.close()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak - baseline < 24 * 1024 * 1024, f"peak {peak - baseline} bytes"
