@@ -7,6 +7,7 @@ import os
 import subprocess
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -169,6 +170,82 @@ def test_active_deadline_fails_the_pod(kubectl: Kubectl, namespace: str) -> None
     assert pod["status"]["reason"] == "DeadlineExceeded"
     assert "deadline" in pod["status"]["message"]
     assert "terminated" in _main_status(pod)["state"]
+
+
+STUBBORN = "trap '' TERM; echo up; while true; do sleep 1; done"
+# Nothing listens there: refused, a failure from the first run at 1 s on.
+FAILING_LIVENESS = {
+    "tcpSocket": {"port": 9},
+    "initialDelaySeconds": 1,
+    "periodSeconds": 1,
+    "failureThreshold": 1,
+    "terminationGracePeriodSeconds": 2,
+}
+
+
+def _ran_seconds(pod: Obj, name: str) -> float:
+    ended = _main_status(pod, name)["state"]["terminated"]
+    started, finished = (
+        datetime.fromisoformat(ended[key].replace("Z", "+00:00"))
+        for key in ("startedAt", "finishedAt")
+    )
+    return (finished - started).total_seconds()
+
+
+def _terminated(name: str) -> Callable[[Obj], bool]:
+    return lambda pod: "terminated" in _main_status(pod, name).get("state", {})
+
+
+def test_a_failed_liveness_probe_kills_the_container_alone_with_the_probes_grace(
+    kubectl: Kubectl, namespace: str
+) -> None:
+    manifest = _pod(
+        "probed",
+        STUBBORN,
+        terminationGracePeriodSeconds=20,
+        container={"livenessProbe": FAILING_LIVENESS},
+    )
+    manifest["spec"]["containers"].append(
+        {"name": "other", "image": "busybox", "command": ["sh", "-c", "sleep 30"]}
+    )
+    kubectl.apply(manifest, namespace)
+    pod = _wait(kubectl, namespace, "probed", _terminated("main"), timeout=30)
+    ended = _main_status(pod)["state"]["terminated"]
+    assert (ended["exitCode"], ended["reason"]) == (137, "Error")
+    assert _ran_seconds(pod, "main") <= 1 + 1 + 2 + 1  # not the pod's 20 s
+    assert "running" in _main_status(pod, "other")["state"]  # kept, not restarted
+    assert pod["status"]["phase"] == "Running"
+    events = kubectl.json("get", "events", "-n", namespace)["items"]
+    messages = {(e["reason"], e["message"]) for e in events}
+    assert ("Killing", "Container main failed liveness probe") in messages
+    assert any(r == "Unhealthy" and m.startswith("Liveness probe failed: ") for r, m in messages)
+
+
+def test_a_failed_liveness_probe_of_the_last_container_kills_the_pod_with_the_pods_grace(
+    kubectl: Kubectl, namespace: str
+) -> None:
+    manifest = _pod(
+        "lone",
+        STUBBORN,
+        terminationGracePeriodSeconds=6,
+        container={"livenessProbe": FAILING_LIVENESS},
+    )
+    kubectl.apply(manifest, namespace)
+    pod = _wait(kubectl, namespace, "lone", _phase("Failed", "Succeeded"), timeout=30)
+    assert pod["status"]["phase"] == "Failed"
+    assert _main_status(pod)["state"]["terminated"]["exitCode"] == 137
+    assert _ran_seconds(pod, "main") >= 1 + 6  # the kubelet's KillPod: the probe's 2 s unused
+
+
+def test_readiness_follows_the_probe(kubectl: Kubectl, namespace: str) -> None:
+    probe = {"tcpSocket": {"port": 9}, "periodSeconds": 1, "failureThreshold": 1}
+    kubectl.apply(_pod("unready", "sleep 30", container={"readinessProbe": probe}), namespace)
+    pod = _wait(kubectl, namespace, "unready", _phase("Running"), timeout=30)
+    time.sleep(2)
+    pod = _get(kubectl, namespace, "unready")
+    assert _main_status(pod)["ready"] is False and "running" in _main_status(pod)["state"]
+    conditions = {c["type"]: c["status"] for c in pod["status"]["conditions"]}
+    assert conditions["Ready"] == "False"
 
 
 def test_unknown_image_waits_in_image_pull_backoff(kubectl: Kubectl, namespace: str) -> None:
