@@ -58,6 +58,15 @@ report="$output_dir/$phase.md"
         echo "No earlier artifacts: this is the first phase."
     fi
 } > "$report"
+# A revision (R42): the prompt ends with what the grader found. The stand-in copies each unmet
+# criterion's feedback into its deliverable, as a real agent would act on it.
+feedback=$(awk '/^### Criteria not met$/ { on = 1; next }
+    on && /^- / { print; seen = 1; next }
+    on && seen && !/^  / { on = 0 }' "$prompt_file")
+if [ -n "$feedback" ]; then
+    echo "[$phase] revising after the grader's feedback"
+    { echo; echo "## Revised after the grader's feedback"; echo; echo "$feedback"; } >> "$report"
+fi
 echo "[$phase] wrote $(basename "$report") with $(wc -l < "$report") lines"
 sleep "$pace"
 echo "[$phase] I finished the task and wrote my notes to $(basename "$report") for the next phase."
