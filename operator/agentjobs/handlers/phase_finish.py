@@ -62,7 +62,13 @@ async def finish(
         now=now,
         artifacts_complete=complete,
     )
-    if ctx.storage is not None and result.artifacts is not None and attempt.bucket:
+    # A bucket off the allow-list blocked the phase before it ran: nothing is written there.
+    if (
+        ctx.storage is not None
+        and result.artifacts is not None
+        and attempt.bucket
+        and ctx.storage.policy.allows(attempt.bucket)
+    ):
         stored |= await ctx.storage.store_recovered(
             attempt.bucket, attempt.root or "", result.artifacts.artifacts, ctx.report_waiting
         )

@@ -1,0 +1,293 @@
+"""One operator, two tenants: what the built-in `edit` role in namespace A can reach.
+
+A ServiceAccount bound to `edit` in A (which the chart's aggregated role lets run
+Executions) runs Executions there, under the operator that also serves namespace B.
+With everything it can read in A (its Secrets, ConfigMaps, pods and their env, the
+per-attempt token and the CA, and presigned URLs it asks the credentials endpoint for
+with that token) it cannot read, write or delete any object of B, nor touch a bucket
+outside the allow-list. Cases, in one run against each S3 store:
+
+- nothing in A holds the operator's S3 keys (plain or base64);
+- the token gets URLs for its own attempt only: B's keys, a `..` escape, another
+  attempt's prefix and another bucket are refused; a token re-signed for B is refused;
+- a URL it obtained works only for its one object and method: not moved to B's key,
+  nor used to GET or DELETE;
+- once the phase has ended its token gets nothing;
+- an Execution naming a bucket off the allow-list is blocked with a message naming the
+  bucket and the flag, stores nothing there, and `artifactRetention: Delete` deletes
+  nothing there;
+- B's objects are byte for byte what they were, and the tenant reads nothing of B's
+  through the API.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import ssl
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+import urllib3
+import yaml
+from minio import Minio
+
+from devcluster.testing import Kubectl
+from tests.cluster_fixtures import every_s3_store
+from tests.integration.operator_fixtures import (
+    ROOT_IMAGES_ALLOWED,
+    OperatorProcess,
+    phase_status,
+    wait_finished,
+    wait_for,
+)
+from tests.integration.test_rbac import CHART, RELEASE, token_kubeconfig
+
+BUCKET = "agentjobs"
+OTHER_BUCKET = "agentjobs-not-allowed"
+TENANT = "tenant"
+REPORT = (
+    'echo \'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "ok"}\'; '
+    "echo TASK_RESULT_END"
+)
+
+pytestmark = every_s3_store
+
+
+def execution(name: str, script: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "agentjobs.io/v1alpha1",
+        "kind": "Execution",
+        "metadata": {"name": name},
+        "spec": {
+            **spec,
+            "phases": [
+                {
+                    "name": "work",
+                    "image": "busybox",
+                    "prompt": "Work.",
+                    "command": ["sh", "-c"],
+                    "args": [f'set -e; cd "$AGENTJOBS_OUTPUT_DIR"; {script}; {REPORT}'],
+                }
+            ],
+        },
+    }
+
+
+@pytest.fixture
+def other_namespace(kubectl: Kubectl, namespace: str) -> Iterator[str]:
+    name = f"{namespace[:50]}-b"
+    kubectl.run("create", "namespace", name)
+    yield name
+    kubectl.run("delete", "namespace", name, "--wait=false")
+
+
+@pytest.fixture
+def tenant(
+    kubectl: Kubectl, crds: None, namespace: str, s3_env: dict[str, str], tmp_path: Path
+) -> Kubectl:
+    """kubectl as a ServiceAccount bound to the built-in `edit` role in the test's namespace."""
+    aggregated = subprocess.run(
+        ["helm", "template", RELEASE, str(CHART), "--show-only", "templates/aggregate-roles.yaml"],
+        env=s3_env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for role in yaml.safe_load_all(aggregated):
+        kubectl.apply(role, namespace)
+    kubectl.run("create", "serviceaccount", TENANT, "-n", namespace)
+    kubectl.run(
+        "create", "rolebinding", "tenant-edit", "-n", namespace,
+        "--clusterrole=edit", f"--serviceaccount={namespace}:{TENANT}",
+    )  # fmt: skip
+    as_tenant = kubectl.with_kubeconfig(
+        token_kubeconfig(
+            kubectl, Path(s3_env["KUBECONFIG"]), namespace, TENANT, tmp_path / "tenant.kubeconfig"
+        )
+    )
+    # The aggregation controller adds the chart's rules to `edit` in a moment.
+    wait_for(
+        lambda: (
+            as_tenant.run("auth", "can-i", "create", "executions", check=False).stdout.strip()
+            == "yes"
+        ),
+        timeout=30,
+        what="edit to include Executions",
+    )
+    return as_tenant
+
+
+@pytest.fixture
+def operator_of_both(
+    s3_env: dict[str, str], namespace: str, other_namespace: str, tmp_path: Path
+) -> Iterator[OperatorProcess]:
+    process = OperatorProcess(
+        s3_env,
+        namespace,
+        tmp_path / "operator.log",
+        [*ROOT_IMAGES_ALLOWED, "--namespace", other_namespace],
+    )
+    process.start()
+    yield process
+    process.stop()
+    print(process.log()[-20000:])
+
+
+def stored(s3: Minio, bucket: str, prefix: str) -> dict[str, bytes]:
+    found = {}
+    for item in s3.list_objects(bucket, prefix=prefix, recursive=True):
+        assert item.object_name is not None
+        response = s3.get_object(bucket, item.object_name)
+        try:
+            found[item.object_name] = response.read()
+        finally:
+            response.close()
+            response.release_conn()
+    return found
+
+
+class Endpoint:
+    """The credentials endpoint, called as anyone holding a token and the CA may call it."""
+
+    def __init__(self, url: str, ca: str) -> None:
+        self.url = url.rstrip("/") + "/v1/presign"
+        self.http = urllib3.PoolManager(ssl_context=ssl.create_default_context(cadata=ca))
+
+    def presign(self, token: str, method: str, bucket: str, key: str) -> tuple[int, Any]:
+        response = self.http.request(
+            "POST",
+            self.url,
+            body=json.dumps({"objects": [{"method": method, "bucket": bucket, "key": key}]}),
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        )
+        return response.status, json.loads(response.data)
+
+
+def resign_for(token: str, namespace: str) -> str:
+    """The token with its claims changed to another namespace, its signature kept."""
+    version, payload, mac = token.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    own = claims["ns"]
+    claims["ns"] = namespace
+    claims["w"] = [BUCKET, claims["w"][1].replace(own, namespace, 1)]
+    forged = base64.urlsafe_b64encode(json.dumps(claims).encode()).decode().rstrip("=")
+    return f"{version}.{forged}.{mac}"
+
+
+def readable_in(tenant: Kubectl) -> str:
+    """Everything the tenant can read in its namespace that could carry a credential."""
+    return json.dumps([tenant.json("get", kind) for kind in ("secrets", "configmaps", "pods")])
+
+
+def test_a_tenant_with_edit_in_a_reaches_nothing_of_b_and_no_other_bucket(
+    kubectl: Kubectl,
+    namespace: str,
+    other_namespace: str,
+    tenant: Kubectl,
+    operator_of_both: OperatorProcess,
+    s3: Minio,
+    s3_env: dict[str, str],
+) -> None:
+    a, b = namespace, other_namespace
+    kubectl.apply(execution("victim", "echo B-ONLY > b-secret.txt"), b)
+    assert wait_finished(kubectl, b, "victim", timeout=90)["status"] == "completed"
+    b_objects = stored(s3, BUCKET, f"{b}/")
+    b_key = f"{b}/victim/0-work/attempt-1/output/b-secret.txt"
+    assert b_objects[b_key] == b"B-ONLY\n"
+    if not s3.bucket_exists(OTHER_BUCKET):
+        s3.make_bucket(OTHER_BUCKET)
+    kept = f"{a}/grab/keep.txt"
+    s3.put_object(OTHER_BUCKET, kept, io.BytesIO(b"keep"), 4)
+
+    tenant.apply(execution("long", "echo mine > a.txt; sleep 20"), a)
+    wait_for(
+        lambda: any(
+            "token" in (s.get("data") or {}) for s in tenant.json("get", "secrets")["items"]
+        ),
+        timeout=30,
+        what="the attempt's Secret",
+    )
+    wait_for(lambda: tenant.json("get", "pod", "long-0-work-a1"), timeout=30, what="the pod")
+
+    # Nothing the tenant can read holds the operator's S3 keys.
+    everything = readable_in(tenant)
+    for name in ("AGENTJOBS_S3_ACCESS_KEY", "AGENTJOBS_S3_SECRET_KEY"):
+        key = s3_env[name]
+        assert key not in everything and base64.b64encode(key.encode()).decode() not in everything
+
+    (secret,) = [s for s in tenant.json("get", "secrets")["items"] if "token" in s.get("data", {})]
+    token = base64.b64decode(secret["data"]["token"]).decode()
+    ca = base64.b64decode(secret["data"]["ca.crt"]).decode()
+    pod = tenant.json("get", "pod", "long-0-work-a1")
+    (url,) = {
+        item["value"]
+        for container in pod["spec"]["initContainers"]
+        for item in container["env"]
+        if item["name"] == "AGENTJOBS_CREDENTIALS_URL"
+    }
+    endpoint = Endpoint(url, ca)
+    root = f"{a}/long/0-work/attempt-1"
+
+    status, answer = endpoint.presign(token, "PUT", BUCKET, f"{root}/output/extra.txt")
+    assert status == 200, answer
+    (own_url,) = answer["urls"]
+    refused = [
+        ("GET", BUCKET, b_key),
+        ("PUT", BUCKET, b_key),
+        ("PUT", BUCKET, f"{root}/../../../../{b_key}"),
+        ("GET", BUCKET, f"{root}/output/../../../../{b_key}"),
+        ("PUT", BUCKET, f"{a}/long/0-work/attempt-2/output/x"),
+        ("PUT", BUCKET, f"{a}/victim/0-work/attempt-1/output/x"),
+        ("PUT", OTHER_BUCKET, f"{root}/output/x"),
+        ("GET", OTHER_BUCKET, kept),
+    ]
+    for method, bucket, key in refused:
+        status, answer = endpoint.presign(token, method, bucket, key)
+        assert status == 403, (method, bucket, key, answer)
+        assert token not in json.dumps(answer)
+    status, _ = endpoint.presign(resign_for(token, b), "GET", BUCKET, b_key)
+    assert status == 401
+
+    # A presigned URL is good for its one object and method only.
+    store = urllib3.PoolManager()
+    assert store.request("PUT", own_url, body=b"mine").status == 200
+    parts = urlsplit(own_url)
+    moved = urlunsplit(parts._replace(path=f"/{BUCKET}/{b_key}"))
+    assert store.request("PUT", moved, body=b"overwritten").status == 403
+    assert store.request("GET", own_url).status == 403
+    assert store.request("DELETE", own_url).status == 403
+    assert store.request("DELETE", moved).status == 403
+
+    assert wait_finished(tenant, a, "long", timeout=90)["status"] == "completed"
+    status, answer = endpoint.presign(token, "PUT", BUCKET, f"{root}/output/late.txt")
+    assert status == 403 and "ended" in answer["error"]
+
+    # A bucket off the allow-list: blocked before anything runs; Delete deletes nothing there.
+    grab = execution("grab", "echo stolen > x.txt", artifactRetention="Delete")
+    grab["spec"]["artifacts"] = {"bucket": OTHER_BUCKET}
+    tenant.apply(grab, a)
+    wait_finished(tenant, a, "grab", timeout=60)
+    blocked = phase_status(tenant, a, "grab-0-work")
+    outcome = blocked["taskOutcome"]
+    assert (blocked["status"], outcome["status"], outcome["source"]) == (
+        "failed",
+        "blocked",
+        "system",
+    ), blocked
+    assert "podName" not in blocked  # nothing ran
+    (blocker,) = outcome["blockers"]
+    assert OTHER_BUCKET in blocker["message"] and "--allowed-bucket" in blocker["message"]
+    tenant.run("delete", "execution", "grab", "--timeout=30s")
+    assert stored(s3, OTHER_BUCKET, f"{a}/") == {kept: b"keep"}
+
+    # B is untouched, and the tenant reads nothing of B through the API either.
+    assert stored(s3, BUCKET, f"{b}/") == b_objects
+    for kind in ("secrets", "configmaps", "pods", "executions"):
+        result = tenant.run("get", kind, "-n", b, check=False)
+        assert result.returncode != 0 and "forbidden" in result.stderr.lower(), kind
