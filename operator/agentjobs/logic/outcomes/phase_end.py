@@ -47,7 +47,10 @@ SUMMARY_LIMIT = 4096
 
 @dataclass(frozen=True)
 class LoopEnd:
-    """The phase's resolution from its loop, and how its last iteration's files are kept."""
+    """The phase's resolution from its loop, and how its last iteration's files are kept.
+
+    Its ``reportedFailureReason`` is null at every end: the last agent iteration completed.
+    """
 
     status: PhaseStatus
     failure_classification: FailureClassification | None
