@@ -8,10 +8,14 @@ control plane (authorization Node,RBAC), and `agentjobs run --namespace NS`
 ServiceAccount from `kubectl create token`, never with an admin credential.
 Two scenarios between them use every permission: `complete` (two phases, the
 first with its prompt from a ConfigMap) and `cancel` (a running phase is
-cancelled). Cases:
+cancelled). Their artifacts go through the operator's credentials endpoint: the
+sidecars hold only a per-attempt token, in a Secret the operator creates and
+deletes but never reads, and the endpoint checks each token's Phase with the
+operator's own `get` on Phases. Cases:
 
 - the rendered Roles grant exactly the permissions listed in PERMISSIONS (and, with
-  two replicas, LEASE_PERMISSIONS, on the chart's Lease only but for create);
+  two replicas, LEASE_PERMISSIONS, on the chart's Lease only but for create): no get,
+  list or watch of Secrets;
 - with the whole Role, the two-phase Execution completes and the running one is cancelled;
 - without any one permission (one verb on one resource), the operator logs the API
   server's refusal, and the Execution does not reach its end (except where kopf copes:
@@ -91,8 +95,9 @@ PERMISSIONS = [
     Permission("", "pods/log", "get"),
     Permission("", "configmaps", "get"),
     Permission("", "configmaps", "create"),
+    # Each attempt's token for the credentials endpoint; never read back (no get or list).
     Permission("", "secrets", "create"),
-    # Refused, the phase's credentials Secret stays until its Phase goes (owner reference).
+    # Refused, the attempt's token Secret stays until its Phase goes (owner reference).
     Permission("", "secrets", "delete", blocks=False),
     # kopf retries each refused event for about a minute before it gives up on it.
     Permission("", "events", "create", blocks=False),
@@ -327,6 +332,10 @@ def test_the_roles_grant_exactly_the_listed_permissions(
     granted = triples(*roles)
     assert len(granted) == len(set(granted)), "a permission is granted twice"
     assert sorted(granted) == sorted(p.triple for p in [*PERMISSIONS, *expected])
+    assert {verb for group, resource, verb in granted if resource == "secrets"} == {
+        "create",
+        "delete",
+    }
     for rule in (rule for role in roles for rule in role["rules"]):
         if "leases" in rule["resources"] and rule["verbs"] != ["create"]:
             assert rule["resourceNames"] == [LEASE]  # no other Lease in the namespace
@@ -346,6 +355,8 @@ def test_with_the_charts_role_the_operator_runs_an_execution_to_its_end(
         what=f"the {scenario} scenario to end",
     )
     assert "forbidden" not in operator.log().lower()
+    # Its sidecars' artifacts went through the endpoint, with no S3 key in the namespace.
+    assert "credentials endpoint listening" in operator.log()
 
 
 def _cases() -> list[Any]:
