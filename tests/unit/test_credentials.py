@@ -151,28 +151,29 @@ def test_keys_are_derived_per_purpose_and_alike_on_every_replica() -> None:
     assert first != credentials.derive_key(b"other", "credential-token")
 
 
-def _phase(inputs: list[dict[str, Any]]) -> PhaseSpec:
+def _phase(manifest: str | None) -> PhaseSpec:
+    inputs = None if manifest is None else {"manifest": manifest, "sha256": "0" * 64, "count": 1}
     return PhaseSpec.model_validate(
         {"executionName": "review", "index": 1, "name": "fix", "image": "a", "inputs": inputs}
     )
 
 
-def test_a_phase_may_read_the_inputs_of_its_own_execution_only() -> None:
-    def item(url: str) -> dict[str, Any]:
-        return {"path": "p", "url": url, "sha256": "0" * 64, "size": 1}
-
-    spec = _phase(
-        [
-            item(f"s3://agentjobs/{INPUT}"),
-            item("s3://agentjobs/team-b/review/0-plan/attempt-1/output/secret.md"),
-            item("s3://agentjobs/team-a/review-other/0-plan/attempt-1/output/x.md"),
-            item("s3://agentjobs/team-a/review"),
-            item("https://elsewhere/x"),
-        ]
+def test_a_phase_may_read_the_handoff_of_its_own_execution_only() -> None:
+    own = _phase("s3://agentjobs/team-a/review/0-plan/attempt-1/artifacts.json")
+    assert handoff.readable_roots(own, execution_root="team-a/review") == (
+        Root("agentjobs", "team-a/review/0-plan/attempt-1/artifacts.json"),
+        Root("agentjobs", "team-a/review/0-plan/attempt-1/output"),
     )
-    roots = handoff.readable_roots(spec, execution_root="team-a/review")
-    assert roots == (Root("agentjobs", INPUT),)
-    assert handoff.readable_roots(_phase([]), execution_root="team-a/review") == ()
+    for manifest in (
+        "s3://agentjobs/team-b/review/0-plan/attempt-1/artifacts.json",
+        "s3://agentjobs/team-a/review-other/0-plan/attempt-1/artifacts.json",
+        "s3://agentjobs/team-a/review/0-plan/attempt-1/transcript.log",
+        "s3://agentjobs/team-a/review/../../team-b/review/0-plan/attempt-1/artifacts.json",
+        "s3://agentjobs/artifacts.json",
+        "https://elsewhere/x",
+        None,
+    ):
+        assert handoff.readable_roots(_phase(manifest), execution_root="team-a/review") == ()
 
 
 def test_the_allow_list_admits_the_operators_bucket_and_the_admins_names() -> None:

@@ -71,6 +71,12 @@ COMPLETED = {
         },
         {"path": "unstored.md", "title": "unstored.md", "size": 1},
     ],
+    "artifactCount": 2,
+    "handoff": {
+        "manifest": "s3://b/ns/demo/0-plan/attempt-1/artifacts.json",
+        "sha256": "cd" * 32,
+        "count": 1,
+    },
 }
 
 
@@ -89,9 +95,21 @@ def test_r23_the_next_phase_waits_for_the_previous_one() -> None:
 
 
 def test_r35_the_next_phase_receives_the_previous_phases_stored_artifacts() -> None:
-    [handed] = plan([child(0, COMPLETED)]).inputs
-    assert (handed.path, handed.sha256) == ("plan.md", "ab" * 32)
-    assert handed.url.endswith("/0-plan/attempt-1/output/plan.md")
+    handed = plan([child(0, COMPLETED)]).inputs
+    assert handed is not None
+    assert handed.manifest == "s3://b/ns/demo/0-plan/attempt-1/artifacts.json"
+    assert (handed.sha256, handed.count) == ("cd" * 32, 1)
+
+
+def test_r35_a_phase_that_stored_nothing_hands_nothing_on() -> None:
+    nothing = {**COMPLETED, "handoff": {**COMPLETED["handoff"], "count": 0}}  # type: ignore[dict-item]
+    assert plan([child(0, nothing)]).inputs is None
+    assert plan([child(0, {"status": "completed"})]).inputs is None
+
+
+def test_r25_the_execution_counts_every_artifact_not_only_those_listed() -> None:
+    many = {**COMPLETED, "artifactCount": 250}
+    assert plan([child(0, many)]).status.artifact_count == 250
 
 
 def test_r23_nothing_is_created_after_a_failure() -> None:

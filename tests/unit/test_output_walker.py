@@ -120,9 +120,12 @@ def test_a_swap_loop_during_walks_never_reads_outside_the_tree(tmp_path: Path, r
 
     swapper = threading.Thread(target=swap)
     swapper.start()
-    read = []
+    read: list[bytes] = []
+    walks, deadline = 0, time.monotonic() + 20
     try:
-        for _ in range(300):
+        # Walk until the race has let files through (and been refused) many times over.
+        while (walks < 300 or len(read) < 20) and time.monotonic() < deadline:
+            walks += 1
             for entry in output_dir.list_open(root):
                 if entry.problem is None and entry.kind is EntryKind.FILE:
                     try:

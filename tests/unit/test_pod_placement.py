@@ -30,7 +30,7 @@ from tests.unit import test_pods
 
 OWNER = pods.Owner("agentjobs.io/v1alpha1", "Phase", "demo-0-plan", "uid-1")
 # The pod builder's own test sidecars, without inputs: the fetcher is then a shell script.
-SIDECARS = dataclasses.replace(test_pods.SIDECARS, has_inputs=False)
+SIDECARS = dataclasses.replace(test_pods.SIDECARS, inputs=None)
 SIDECAR_RESOURCES = ResourceRequirements(
     requests={"cpu": "50m", "memory": "64Mi"}, limits={"cpu": "500m", "memory": "256Mi"}
 )

@@ -12,8 +12,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from agentjobs.logic import naming, pod_security, pods
+from agentjobs.logic import harvest, naming, pod_security, pods
 from agentjobs.models.resources import PhaseSpec
+from agentjobs.models.storage import HandoffRef
 
 OWNER = pods.Owner("agentjobs.io/v1alpha1", "Phase", "demo-0-plan", "uid-1")
 SIDECARS = pods.Sidecars(
@@ -23,7 +24,9 @@ SIDECARS = pods.Sidecars(
     bucket="b",
     attempt_root="ns/demo/0-plan/attempt-1",
     harvest_interval_seconds=10,
-    has_inputs=True,
+    inputs=HandoffRef(
+        manifest="s3://b/ns/demo/0-draft/attempt-1/artifacts.json", sha256="ab" * 32, count=3
+    ),
 )
 
 
@@ -74,7 +77,6 @@ def test_the_prompt_is_followed_by_the_task_result_instruction() -> None:
         namespace="ns",
         owner=OWNER,
         prompt="Plan it.\n",
-        inputs_json=None,
     )
     text = config_map["data"]["prompt.md"]
     assert text.startswith("Plan it.\n")
@@ -121,8 +123,31 @@ def test_r28_the_harvester_is_a_native_sidecar_started_before_the_fetcher() -> N
     assert harvester["args"][harvester["args"].index("--root") + 1] == "ns/demo/0-plan/attempt-1"
 
 
+def test_r35_the_fetcher_is_handed_the_manifest_and_its_hash_not_a_list() -> None:
+    manifest = pod(spec(), SIDECARS)
+    fetcher = manifest["spec"]["initContainers"][1]
+    args = fetcher["args"]
+    assert args[args.index("--inputs-manifest") + 1] == (
+        "s3://b/ns/demo/0-draft/attempt-1/artifacts.json"
+    )
+    assert args[args.index("--inputs-sha256") + 1] == "ab" * 32
+    config_map = pods.prompt_config_map(
+        phase_resource="demo-0-plan", namespace="ns", owner=OWNER, prompt="P"
+    )
+    assert list(config_map["data"]) == ["prompt.md"]
+
+
+def test_the_harvester_is_given_the_operators_caps() -> None:
+    limits = harvest.HarvestLimits(max_files=7, max_file_bytes=100, max_phase_bytes=1000)
+    sidecars = dataclasses.replace(SIDECARS, harvest_limits=limits)
+    args = pod(spec(), sidecars)["spec"]["initContainers"][0]["args"]
+    caps = {flag: args[args.index(flag) + 1] for flag in ("--max-files", "--max-file-bytes")}
+    assert caps == {"--max-files": "7", "--max-file-bytes": "100"}
+    assert args[args.index("--max-phase-bytes") + 1] == "1000"
+
+
 def test_with_nothing_to_fetch_the_workspace_is_prepared_without_python() -> None:
-    first_phase = dataclasses.replace(SIDECARS, has_inputs=False)
+    first_phase = dataclasses.replace(SIDECARS, inputs=None)
     fetcher = pod(spec(), first_phase)["spec"]["initContainers"][1]
     assert fetcher["command"][:2] == ["sh", "-c"]
     assert "harvester-ready" in fetcher["command"][2]

@@ -24,12 +24,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentjobs.models import output
 from agentjobs.models.output import EntryKind, OutputEntry
 
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC
-# S3 keys are at most 1024 bytes; the attempt's prefix and ``output/`` take the rest.
-MAX_PATH_BYTES = 768
+MAX_PATH_BYTES = output.MAX_PATH_BYTES
 MAX_DEPTH = 64
 # Entries examined per walk: past this the rest of the tree is not read at all, so that a
 # tree of millions of files costs one bounded walk (ten times the default file cap).

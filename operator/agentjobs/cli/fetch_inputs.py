@@ -7,29 +7,31 @@ import logging
 import sys
 from pathlib import Path
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from agentjobs.adapters.object_store import StorageError
 from agentjobs.adapters.presigned_store import PresignedStore
 from agentjobs.logic.pods import INPUT_DIRECTORY, OUTPUT_DIRECTORY
-from agentjobs.models.storage import InputArtifact
+from agentjobs.models.storage import HandoffRef
 from agentjobs.sidecars import fetcher
 
 HELP = "(in a phase pod) create the workspace and fetch the previous phase's artifacts"
 DESCRIPTION = (
-    "Create artifacts/output and artifacts/input, and download the artifacts listed in "
-    "INPUTS (JSON) into artifacts/input, verifying each SHA-256."
+    "Create artifacts/output and artifacts/input, and download the artifacts the previous "
+    "phase's hand-off manifest lists into artifacts/input, verifying the manifest's and each "
+    "file's SHA-256."
 )
-_INPUTS = TypeAdapter(list[InputArtifact])
 WAIT_SECONDS = 120.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--inputs",
-        type=Path,
-        metavar="FILE",
-        help="JSON list of {path, url, sha256, size}; none when absent",
+        "--inputs-manifest",
+        metavar="URL",
+        help="s3://bucket/key of the previous phase's artifacts.json; nothing to fetch without",
+    )
+    parser.add_argument(
+        "--inputs-sha256", metavar="HEX", help="the SHA-256 that manifest must have"
     )
     parser.add_argument("--input-dir", type=Path, default=Path(INPUT_DIRECTORY), metavar="DIR")
     parser.add_argument("--output-dir", type=Path, default=Path(OUTPUT_DIRECTORY), metavar="DIR")
@@ -47,9 +49,9 @@ def run(args: argparse.Namespace) -> int:
         if args.wait_for is not None:
             fetcher.wait_for(args.wait_for, timeout=WAIT_SECONDS)
         inputs = (
-            _INPUTS.validate_json(args.inputs.read_bytes())
-            if args.inputs and args.inputs.exists()
-            else []
+            HandoffRef(manifest=args.inputs_manifest, sha256=args.inputs_sha256 or "", count=0)
+            if args.inputs_manifest
+            else None
         )
         store = PresignedStore.from_environment() if inputs else None
         fetcher.fetch(store, inputs, input_dir=args.input_dir, output_dir=args.output_dir)

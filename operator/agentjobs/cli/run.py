@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from agentjobs.handlers.config import CredentialsEndpoint, LeaderElection, OperatorConfig
 from agentjobs.logic.bucket_policy import ALLOWED_BUCKETS_FLAG
+from agentjobs.logic.harvest import HarvestLimits
 from agentjobs.logic.pod_security import RESTRICTED_CONTAINER, RESTRICTED_POD, PodSecurity
 from agentjobs.models.kubernetes import PodSecurityContext, ResourceRequirements, SecurityContext
 
@@ -35,6 +36,13 @@ def _json(model: type[Context]) -> Callable[[str], Context]:
             ) from error
 
     return parse
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,6 +81,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="seconds between the harvester's periodic syncs (default: %(default)s)",
     )
+    limits = OperatorConfig.harvest_limits
+    for flag, default, what in (
+        ("--max-files", limits.max_files, "files"),
+        ("--max-file-bytes", limits.max_file_bytes, "bytes per file"),
+        ("--max-phase-bytes", limits.max_phase_bytes, "bytes in all"),
+    ):
+        parser.add_argument(
+            flag,
+            type=_positive,
+            default=default,
+            metavar="N",
+            help=f"each phase stores at most N {what}; the rest of its output is recorded as "
+            "skipped, with a warning (default: %(default)s)",
+        )
     parser.add_argument(
         "--pod-security-context",
         type=_json(PodSecurityContext),
@@ -212,6 +234,11 @@ def run(args: argparse.Namespace) -> int:
         cancel_grace_seconds=args.cancel_grace_seconds,
         image=args.image,
         harvest_interval_seconds=args.harvest_interval,
+        harvest_limits=HarvestLimits(
+            max_files=args.max_files,
+            max_file_bytes=args.max_file_bytes,
+            max_phase_bytes=args.max_phase_bytes,
+        ),
         security=PodSecurity(pod=args.pod_security_context, container=args.security_context),
         sidecar_resources=args.sidecar_resources,
         image_pull_secrets=tuple(args.image_pull_secret),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentjobs.logic.harvest import DEFAULT_LIMITS, HarvestLimits
 from agentjobs.logic.pod_security import PodSecurity
 from agentjobs.models.kubernetes import ResourceRequirements
 
@@ -53,6 +54,8 @@ class OperatorConfig:
     cancel_grace_seconds: int = 30
     image: str = "ghcr.io/agentjobs/agentjobs:0.1.0"
     harvest_interval_seconds: float = 10.0
+    # How much each phase may store (files, bytes per file, bytes per phase).
+    harvest_limits: HarvestLimits = DEFAULT_LIMITS
     security: PodSecurity = field(default_factory=PodSecurity)
     namespaces: tuple[str, ...] = ()
     leader_election: LeaderElection | None = None

@@ -32,7 +32,7 @@ from agentjobs.models.resources import (
     PhaseResourceStatus,
     PhaseSpec,
 )
-from agentjobs.models.storage import InputArtifact
+from agentjobs.models.storage import HandoffRef
 
 logger = logging.getLogger(__name__)
 MAX_RETRY_SECONDS = 60.0
@@ -163,7 +163,7 @@ class ExecutionReconciler:
         body: dict[str, Any],
         spec: ExecutionSpec,
         index: int,
-        inputs: list[InputArtifact],
+        inputs: HandoffRef | None,
     ) -> None:
         meta = body["metadata"]
         execution_name, namespace = meta["name"], meta["namespace"]

@@ -13,7 +13,7 @@ from agentjobs.handlers.phase_context import Attempt, PhaseContext
 from agentjobs.handlers.phase_log import Transcript
 from agentjobs.handlers.phase_pod import delete_secret
 from agentjobs.handlers.phase_storage import StoredObject, stored_files
-from agentjobs.logic import harvest, phase, phase_status, resolution
+from agentjobs.logic import handoff, harvest, phase, phase_status, resolution
 from agentjobs.logic.artifact_rule import RecoveryContext
 from agentjobs.logic.transcript_reader import ReaderVerdict
 from agentjobs.models.output import OutputEntry
@@ -62,6 +62,7 @@ async def finish(
         now=now,
         artifacts_complete=complete,
     )
+    handed_on = None
     # A bucket off the allow-list blocked the phase before it ran: nothing is written there.
     if (
         ctx.storage is not None
@@ -72,6 +73,12 @@ async def finish(
         stored |= await ctx.storage.store_recovered(
             attempt.bucket, attempt.root or "", result.artifacts.artifacts, ctx.report_waiting
         )
+        manifest = handoff.handoff_manifest(
+            result.artifacts.artifacts, {path: (s.url, s.sha256) for path, s in stored.items()}
+        )
+        handed_on = await ctx.storage.store_handoff(
+            attempt.bucket, attempt.root or "", manifest, ctx.report_waiting
+        )
     status = phase_status.finished(
         ctx.status,
         verdict=verdict,
@@ -80,6 +87,7 @@ async def finish(
         stored={path: (item.url, item.sha256) for path, item in stored.items()},
         generation=ctx.generation,
         now=now,
+        handoff=handed_on,
     )
     if await ctx.write_status(status) and ctx.storage is not None:
         await delete_secret(ctx, attempt.number)

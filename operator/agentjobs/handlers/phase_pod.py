@@ -5,7 +5,6 @@ another owner left behind is waited on (``RetryLater``), never used."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 
@@ -54,13 +53,11 @@ async def create_pod(ctx: PhaseContext, attempt: Attempt) -> SystemFailure | Non
         return refused
     if isinstance(sidecars, SystemFailure):
         return sidecars
-    inputs = [item.model_dump(mode="json") for item in spec.inputs or []]
     config_map = pods.prompt_config_map(
         phase_resource=ctx.name,
         namespace=ctx.namespace,
         owner=owner,
         prompt=prompt or "",
-        inputs_json=json.dumps(inputs) if sidecars else None,
     )
     pod = pods.phase_pod(
         spec,
@@ -126,7 +123,8 @@ async def _prepare_storage(
         bucket=attempt.bucket,
         attempt_root=attempt.root,
         harvest_interval_seconds=ctx.config.harvest_interval_seconds,
-        has_inputs=bool(ctx.spec.inputs),
+        inputs=ctx.spec.inputs,
+        harvest_limits=ctx.config.harvest_limits,
         resources=ctx.config.sidecar_resources,
     )
 

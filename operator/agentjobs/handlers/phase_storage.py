@@ -15,13 +15,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, TypeVar
 
+from pydantic import ValidationError
+
 from agentjobs.adapters.object_store import ObjectStore, StorageError
 from agentjobs.handlers.credential_service import CredentialService
-from agentjobs.logic import object_layout
+from agentjobs.logic import harvest, object_layout
 from agentjobs.logic.bucket_policy import BucketPolicy
 from agentjobs.models.contract import Artifact
 from agentjobs.models.resources import PhaseSpec
-from agentjobs.models.storage import ArtifactManifest, ObjectLocation
+from agentjobs.models.storage import ArtifactManifest, HandoffManifest, HandoffRef, ObjectLocation
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -82,7 +84,14 @@ class PhaseStorage:
     ) -> ArtifactManifest | None:
         location = ObjectLocation(bucket, object_layout.manifest_key(root))
         data = await self._retrying(lambda: self.store.get_bytes(location), on_error)
-        return None if data is None else ArtifactManifest.model_validate_json(data)
+        if data is None:
+            return None
+        try:
+            return ArtifactManifest.model_validate_json(data)
+        except ValidationError as error:
+            # Written inside the agent's pod: one that does not parse is no complete harvest.
+            logger.warning("unreadable manifest %s: %s", location.url, error)
+            return None
 
     async def store_transcript(
         self, bucket: str, root: str, transcript: IO[bytes], size: int, on_error: ErrorReport
@@ -112,6 +121,22 @@ class PhaseStorage:
             stored[artifact.path] = StoredObject(location.url, hashlib.sha256(data).hexdigest())
         return stored
 
+    async def store_handoff(
+        self, bucket: str, root: str, manifest: HandoffManifest, on_error: ErrorReport
+    ) -> HandoffRef:
+        """R35: write ``artifacts.json``, the list the next phase fetches, and name it."""
+        data = manifest.model_dump_json(by_alias=True).encode()
+        location = ObjectLocation(bucket, object_layout.handoff_key(root))
+        upload = functools.partial(
+            self.store.put_bytes, location, data, media_type="application/json"
+        )
+        await self._retrying(upload, on_error)
+        return HandoffRef(
+            manifest=location.url,
+            sha256=hashlib.sha256(data).hexdigest(),
+            count=len(manifest.artifacts),
+        )
+
     async def remove_execution(
         self, bucket: str, prefix: str | None, namespace: str, execution: str
     ) -> int:
@@ -132,5 +157,5 @@ def stored_files(bucket: str, root: str, manifest: ArtifactManifest) -> dict[str
             ObjectLocation(bucket, object_layout.output_key(root, entry.path)).url, entry.sha256
         )
         for entry in manifest.entries
-        if entry.uploaded and entry.sha256
+        if entry.uploaded and entry.sha256 and harvest.safe_path(entry.path)
     }

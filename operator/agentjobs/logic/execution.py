@@ -56,6 +56,8 @@ class PhaseRecord:
     task_outcome: TaskOutcome | None = None
     usage: Usage | None = None
     inherited: bool = False
+    # How many artifacts the phase has, when ``artifacts`` lists only the first of them.
+    artifact_count: int | None = None
 
 
 @dataclass(frozen=True)
@@ -133,7 +135,10 @@ def summarize(phases: Sequence[PhaseRecord], *, phase_count: int) -> ExecutionSu
         reported_failure_reason=failure_reason,
         deliverable_produced=deliverable_produced(own),
         reported_side_effects=side_effects,
-        artifact_count=sum(len(phase.artifacts) for phase in own),
+        artifact_count=sum(
+            len(phase.artifacts) if phase.artifact_count is None else phase.artifact_count
+            for phase in own
+        ),
         task_outcome=task_outcome,
         usage=usage_rules.total(phase.usage for phase in own),  # R13f, R27
         phases=list(phases),

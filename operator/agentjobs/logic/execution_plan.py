@@ -37,7 +37,7 @@ from agentjobs.models.resources import (
     PhaseSpec,
     PhaseSummary,
 )
-from agentjobs.models.storage import InputArtifact
+from agentjobs.models.storage import HandoffRef
 
 
 @dataclass(frozen=True)
@@ -54,20 +54,16 @@ class ExecutionPlan:
     """What to do: create phase ``create_index`` (handing it ``inputs``), cancel, write status."""
 
     create_index: int | None
-    inputs: list[InputArtifact] = field(default_factory=list)
+    inputs: HandoffRef | None = None
     cancel: list[str] = field(default_factory=list)
     status: ExecutionResourceStatus = field(default_factory=ExecutionResourceStatus)
 
 
-def handed_off(previous: ChildPhase | None) -> list[InputArtifact]:
-    """R35: the previous phase's stored artifacts, for the next phase's inputs."""
-    if previous is None:
-        return []
-    return [
-        InputArtifact(path=a.path, url=a.url, sha256=a.sha256, size=a.size)
-        for a in previous.status.artifacts
-        if a.url is not None and a.sha256 is not None
-    ]
+def handed_off(previous: ChildPhase | None) -> HandoffRef | None:
+    """R35: the manifest of the previous phase's stored artifacts, for the next phase."""
+    if previous is None or previous.status.handoff is None or not previous.status.handoff.count:
+        return None
+    return previous.status.handoff
 
 
 def _record(child: ChildPhase) -> execution.PhaseRecord:
@@ -86,6 +82,7 @@ def _record(child: ChildPhase) -> execution.PhaseRecord:
         ],
         task_outcome=status.task_outcome,
         usage=status.usage,
+        artifact_count=status.artifact_count,
     )
 
 

@@ -63,7 +63,7 @@ class SyncPlan:
     files: list[OutputEntry]
 
 
-def _safe(path: str) -> bool:
+def safe_path(path: str) -> bool:
     try:
         handoff.relative_artifact_path(path)
     except handoff.UnsafeArtifactPath:
@@ -80,7 +80,7 @@ def apply_limits(
     total = 0
     for entry in sorted(files, key=lambda item: item.path):
         reason = None
-        if not _safe(entry.path):
+        if not safe_path(entry.path):
             reason = "its path cannot be stored safely; not read"
         elif len(kept) >= limits.max_files:
             reason = f"over the cap of {limits.max_files} files per phase; not stored"
@@ -166,7 +166,7 @@ def listing(manifest: ArtifactManifest) -> list[OutputEntry]:
     entries = []
     for entry in manifest.entries:
         problem = entry.skipped
-        if problem is None and not _safe(entry.path):
+        if problem is None and not safe_path(entry.path):
             problem = "its recorded path is not safe; not handed on"
         entries.append(
             OutputEntry(path=entry.path, kind=entry.kind, size=entry.size, problem=problem)

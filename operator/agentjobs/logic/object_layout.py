@@ -1,7 +1,8 @@
 """Object names, laid out so that a person can browse them:
 
 ``<bucket>/[<prefix>/]<namespace>/<execution>/<index>-<phase>/attempt-<n>/``
-holding ``output/<path>``, ``manifest.json`` and ``transcript.log``.
+holding ``output/<path>``, ``manifest.json`` (the harvester's), ``artifacts.json``
+(the operator's hand-off, R35) and ``transcript.log``.
 
 A per-Execution prefix is put in front of the namespace and execution, never
 instead of them, so that no Execution can point at another one's objects.
@@ -14,7 +15,7 @@ from agentjobs.models.storage import ObjectLocation
 
 MANIFEST = "manifest.json"
 TRANSCRIPT = "transcript.log"
-OUTPUT = "output"
+OUTPUT = handoff.OUTPUT_OBJECTS
 __all__ = ["ObjectLocation"]
 
 
@@ -41,6 +42,10 @@ def output_key(attempt_root: str, path: str) -> str:
 
 def manifest_key(attempt_root: str) -> str:
     return f"{attempt_root}/{MANIFEST}"
+
+
+def handoff_key(attempt_root: str) -> str:
+    return f"{attempt_root}/{handoff.HANDOFF_MANIFEST}"
 
 
 def transcript_key(attempt_root: str) -> str:

@@ -16,8 +16,13 @@ from agentjobs.models.resources import (
     PhaseResourceStatus,
     PhaseSpec,
 )
-from agentjobs.models.storage import InputArtifact
+from agentjobs.models.storage import HandoffRef
 
+# A Phase's status lists this many artifacts and warnings at most (the hand-off manifest
+# and the harvester's manifest have every one): with paths of at most 768 bytes and
+# warnings cut to WARNING_CHARS, both lists stay far below the API server's 1.5 MiB.
+ARTIFACTS_LISTED = 100
+WARNING_CHARS = 1024
 TERMINAL = frozenset(
     {PhaseStatus.COMPLETED, PhaseStatus.FAILED, PhaseStatus.CANCELLED, PhaseStatus.INTERRUPTED}
 )
@@ -36,7 +41,7 @@ def phase_spec(
     *,
     execution_name: str,
     index: int,
-    inputs: list[InputArtifact] | None = None,
+    inputs: HandoffRef | None = None,
 ) -> PhaseSpec:
     """Phase ``index`` of ``execution`` with ``spec.defaults`` applied.
 
@@ -64,7 +69,7 @@ def phase_spec(
             "env": _merge_env(defaults.env if defaults else None, template.env),
             "env_from": env_from or None,
             "artifacts": execution.artifacts,
-            "inputs": inputs or None,
+            "inputs": inputs,
         }
     )
 
@@ -104,9 +109,10 @@ def running(
 def artifact_statuses(
     artifacts: Sequence[Artifact], stored: Mapping[str, tuple[str, str]]
 ) -> list[ArtifactStatus]:
-    """The status entries of a phase's artifacts, with where each is stored (url, sha256)."""
+    """The status entries of a phase's first artifacts (at most ARTIFACTS_LISTED, in path
+    order), with where each is stored (url, sha256)."""
     statuses = []
-    for artifact in artifacts:
+    for artifact in sorted(artifacts, key=lambda item: item.path)[:ARTIFACTS_LISTED]:
         url, sha256 = stored.get(artifact.path, (None, None))
         statuses.append(
             ArtifactStatus(
@@ -131,8 +137,9 @@ def finished(
     stored: Mapping[str, tuple[str, str]],
     generation: int | None,
     now: datetime,
+    handoff: HandoffRef | None = None,
 ) -> PhaseResourceStatus:
-    """A phase resolved by the contract (R14-R36)."""
+    """A phase resolved by the contract (R14-R36); ``handoff`` names every artifact."""
     report = verdict.report
     plan = result.artifacts
     message = result.error or result.task_outcome.summary
@@ -149,6 +156,12 @@ def finished(
             "task_outcome": result.task_outcome,
             "usage": verdict.usage,
             "artifacts": artifact_statuses(plan.artifacts if plan else [], stored),
+            "artifact_count": len(plan.artifacts) if plan else None,
+            "handoff": handoff,
+            "skipped_count": len(plan.skipped) if plan else None,
+            "artifact_warnings": [
+                warning[:WARNING_CHARS] for warning in (plan.warnings if plan else [])
+            ][:ARTIFACTS_LISTED],
             "deliverable_recovered": plan.deliverable_recovered if plan else None,
             "error": result.error,
             # The record stays; the last message was kept only in case recovery needed it.

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentjobs.logic import agent_timeout, naming, pod_placement, pod_security
+from agentjobs.logic.harvest import DEFAULT_LIMITS, HarvestLimits
 from agentjobs.models.contract import TranscriptFormat
 from agentjobs.models.kubernetes import ResourceRequirements, SecurityContext
 from agentjobs.models.resources import PhaseSpec
+from agentjobs.models.storage import HandoffRef
 
 AGENT_CONTAINER = "agent"
 WORKSPACE_VOLUME = "workspace"
@@ -66,7 +68,6 @@ CA_KEY = "ca.crt"
 
 HARVESTER_CONTAINER = "harvester"
 FETCHER_CONTAINER = "fetch-inputs"
-INPUTS_KEY = "inputs.json"
 # The harvester creates this file once it can take SIGTERM; the fetcher waits for it, so
 # the agent never starts (and never ends) before the harvester is ready for its last sync.
 HARVESTER_READY_FILE = f"{WORKSPACE_PATH}/.agentjobs/harvester-ready"
@@ -91,7 +92,9 @@ class Sidecars:
     bucket: str
     attempt_root: str
     harvest_interval_seconds: float
-    has_inputs: bool
+    # R35: the previous phase's hand-off manifest, fetched before the agent starts.
+    inputs: HandoffRef | None = None
+    harvest_limits: HarvestLimits = DEFAULT_LIMITS
     # Requests and limits of each sidecar (a namespace's quota may require them).
     resources: ResourceRequirements | None = None
 
@@ -131,11 +134,9 @@ def _labels(spec: PhaseSpec, phase_resource: str, attempt: int) -> dict[str, str
 
 
 def prompt_config_map(
-    *, phase_resource: str, namespace: str, owner: Owner, prompt: str, inputs_json: str | None
+    *, phase_resource: str, namespace: str, owner: Owner, prompt: str
 ) -> dict[str, Any]:
     data = {PROMPT_KEY: compose_prompt(prompt)}
-    if inputs_json is not None:
-        data[INPUTS_KEY] = inputs_json
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -192,11 +193,13 @@ def _sidecar_containers(sidecars: Sidecars, security: SecurityContext) -> list[d
         "securityContext": pod_security.as_json(security),
         **_resources(sidecars.resources),
     }
-    if sidecars.has_inputs:
+    if sidecars.inputs is not None:
         fetcher["args"] = [
             "fetch-inputs",
-            "--inputs",
-            f"{PROMPT_DIRECTORY}/{INPUTS_KEY}",
+            "--inputs-manifest",
+            sidecars.inputs.manifest,
+            "--inputs-sha256",
+            sidecars.inputs.sha256,
             "--wait-for",
             HARVESTER_READY_FILE,
         ]
@@ -214,6 +217,12 @@ def _sidecar_containers(sidecars: Sidecars, security: SecurityContext) -> list[d
             sidecars.bucket,
             "--interval",
             f"{sidecars.harvest_interval_seconds:g}",
+            "--max-files",
+            str(sidecars.harvest_limits.max_files),
+            "--max-file-bytes",
+            str(sidecars.harvest_limits.max_file_bytes),
+            "--max-phase-bytes",
+            str(sidecars.harvest_limits.max_phase_bytes),
             "--ready-file",
             HARVESTER_READY_FILE,
         ],

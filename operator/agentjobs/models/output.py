@@ -6,6 +6,10 @@ from enum import StrEnum
 
 from agentjobs.models.contract import ContractModel
 
+# The longest relative path that is stored: S3 keys are at most 1024 bytes, and the
+# attempt's prefix and ``output/`` take the rest.
+MAX_PATH_BYTES = 768
+
 
 class EntryKind(StrEnum):
     """What an entry of the output directory is."""

@@ -37,7 +37,7 @@ from agentjobs.models.kubernetes import (
     ResourceRequirements,
     SecurityContext,
 )
-from agentjobs.models.storage import InputArtifact
+from agentjobs.models.storage import HandoffRef
 
 GROUP = "agentjobs.io"
 VERSION = "v1alpha1"
@@ -193,7 +193,8 @@ class PhaseSpec(PhaseSettings):
     cancel: bool = False
     interrupt: bool = False  # R44, from the Execution
     artifacts: ArtifactStorage | None = None
-    inputs: list[InputArtifact] | None = None
+    # R35: the previous phase's artifacts, by the manifest that lists them all.
+    inputs: HandoffRef | None = None
 
 
 class Condition(ContractModel):
@@ -275,7 +276,14 @@ class PhaseResourceStatus(ContractModel):
     task_outcome: TaskOutcome | None = None
     usage: Usage | None = None
     outcome: outcomes.PhaseOutcome | None = None
+    # At most the first ARTIFACTS_LISTED, in path order; every one is in ``handoff``.
     artifacts: list[ArtifactStatus] = []
+    artifact_count: int | None = None
+    handoff: HandoffRef | None = None
+    # R28: entries of the output directory that are not artifacts, and a warning for
+    # each of the first ARTIFACTS_LISTED of them (the harvester's manifest has them all).
+    skipped_count: int | None = None
+    artifact_warnings: list[str] = []
     deliverable_recovered: bool | None = None
     error: str | None = None
     pod_name: str | None = None

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
+from pydantic import Field
+
 from agentjobs.models.contract import ContractModel
 from agentjobs.models.output import EntryKind
 
@@ -35,6 +37,9 @@ class ArtifactManifest(ContractModel):
     entries: list[ManifestEntry] = []
 
 
+SHA256_PATTERN = r"^[0-9a-f]{64}$"
+
+
 class InputArtifact(ContractModel):
     """An artifact handed to the next phase (R35): where it is stored and what it must hash to."""
 
@@ -42,6 +47,27 @@ class InputArtifact(ContractModel):
     url: str
     sha256: str
     size: int
+
+
+class HandoffManifest(ContractModel):
+    """``artifacts.json``: every artifact a phase hands on (R35), however many.
+
+    The operator writes it beside the attempt's objects once the phase has
+    ended (the harvester's files and the recovered ones); the Phase's status
+    and the next Phase's spec name it by :class:`HandoffRef` instead of
+    listing every artifact, so neither grows with the output directory.
+    """
+
+    version: Literal[1] = 1
+    artifacts: list[InputArtifact] = []
+
+
+class HandoffRef(ContractModel):
+    """Where a phase's :class:`HandoffManifest` is stored and what its bytes hash to."""
+
+    manifest: str = Field(min_length=1, max_length=2048)
+    sha256: str = Field(pattern=SHA256_PATTERN)
+    count: int = Field(ge=0)
 
 
 @dataclass(frozen=True)

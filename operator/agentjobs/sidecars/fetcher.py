@@ -1,25 +1,41 @@
 """The input fetcher: an init container that prepares the workspace (R35).
 
 It creates ``artifacts/output/`` and ``artifacts/input/`` and downloads the
-previous phase's artifacts into ``artifacts/input/``, each checked against
-its recorded SHA-256; a mismatch fails the pod rather than hand the agent a
-file it was not meant to see. A storage outage is retried with backoff.
+previous phase's artifacts into ``artifacts/input/``. What to fetch is one
+object, the previous phase's hand-off manifest, named with its SHA-256 in
+the Phase's spec; every entry is checked (``logic/handoff.py``: stored under
+the handed-on attempt, landing under ``input/``) and every file against its
+own SHA-256 before anything is written, and each file is written through
+directory descriptors that follow no symlink (``adapters/input_dir.py``). A
+mismatch or an unsafe entry fails the pod rather than hand the agent a file
+it was not meant to see, or write one where it must not. A storage outage is
+retried with backoff.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
+from agentjobs.adapters import input_dir as destinations
+from agentjobs.adapters import output_dir as directories
 from agentjobs.adapters.object_store import StorageError
 from agentjobs.adapters.presigned_store import PresignedStore
 from agentjobs.logic import handoff, pod_placement
-from agentjobs.models.storage import InputArtifact, ObjectLocation
+from agentjobs.models.storage import HandoffManifest, HandoffRef, ObjectLocation
 
 logger = logging.getLogger("agentjobs.fetcher")
 MAX_BACKOFF_SECONDS = 10.0
+T = TypeVar("T")
+
+
+class HandoffRefused(ValueError):
+    """The hand-off manifest is missing or not the one the Phase's spec names."""
 
 
 def wait_for(path: Path, *, timeout: float) -> None:
@@ -31,31 +47,69 @@ def wait_for(path: Path, *, timeout: float) -> None:
         time.sleep(0.05)
 
 
+def _retrying(operation: Callable[[], T], what: str) -> T:
+    backoff = 0.5
+    while True:
+        try:
+            return operation()
+        except StorageError as error:
+            logger.warning("%s failed: %s; retrying in %.1f s", what, error, backoff)
+            time.sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+
+
+def read_manifest(store: PresignedStore, inputs: HandoffRef) -> HandoffManifest:
+    """The hand-off manifest ``inputs`` names, refused unless it hashes to its SHA-256."""
+    location = ObjectLocation.parse(inputs.manifest)
+    data = _retrying(lambda: store.get_bytes(location), f"fetch of {inputs.manifest}")
+    if data is None:
+        raise HandoffRefused(f"the hand-off manifest {inputs.manifest} does not exist")
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != inputs.sha256:
+        raise HandoffRefused(
+            f"{inputs.manifest} does not match its recorded SHA-256 "
+            f"(expected {inputs.sha256}, got {digest})"
+        )
+    return HandoffManifest.model_validate_json(data)
+
+
 def fetch(
     store: PresignedStore | None,
-    inputs: Sequence[InputArtifact],
+    inputs: HandoffRef | None,
     *,
     input_dir: Path,
     output_dir: Path,
 ) -> None:
     for directory in (output_dir, input_dir):
         directory.mkdir(parents=True, exist_ok=True)
-        # setgid and group-writable: an agent of any uid shares the pod's fsGroup.
-        directory.chmod(pod_placement.SHARED_DIRECTORY_MODE)
-    for artifact in inputs:
-        assert store is not None, "inputs to fetch but no storage configured"
-        destination = input_dir / handoff.relative_artifact_path(artifact.path)
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        location = ObjectLocation.parse(artifact.url)
-        backoff = 0.5
-        while True:
+        descriptor = directories.open_root(directory)  # refused if a symlink is on the way
+        try:
+            # setgid and group-writable: an agent of any uid shares the pod's fsGroup.
+            os.fchmod(descriptor, pod_placement.SHARED_DIRECTORY_MODE)
+        finally:
+            os.close(descriptor)
+    if inputs is None:
+        return
+    assert store is not None, "inputs to fetch but no storage configured"
+    plan = handoff.downloads(read_manifest(store, inputs), inputs)
+    try:  # one request for every URL; on failure each download asks for its own
+        store.prepare("GET", [item.location for item in plan])
+    except StorageError as error:
+        logger.warning("presigning inputs failed: %s", error)
+    root = directories.open_root(input_dir)
+    try:
+        for item in plan:
+            shown = str(item.path)
+            parent = destinations.open_parent(root, item.path.parts[:-1], shown=shown)
             try:
-                store.download(location, destination, sha256=artifact.sha256)
-                break
-            except StorageError as error:
-                logger.warning(
-                    "fetch of %s failed: %s; retrying in %.1f s", artifact.path, error, backoff
+                destinations.clear_partial(parent, item.path.name)
+                target = destinations.through(parent, item.path.name)
+                _retrying(
+                    lambda: store.download(item.location, target, sha256=item.sha256),  # noqa: B023
+                    f"fetch of {shown}",
                 )
-                time.sleep(backoff)
-                backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
-        logger.info("fetched %s (%d bytes)", artifact.path, artifact.size)
+            finally:
+                os.close(parent)
+            logger.info("fetched %s (%d bytes)", shown, item.size)
+    finally:
+        os.close(root)
