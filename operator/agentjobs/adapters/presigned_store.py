@@ -77,6 +77,11 @@ class PresignedStore:
         self._store_http = urllib3.PoolManager(maxsize=16, timeout=TIMEOUT)
         self._urls: dict[tuple[str, ObjectLocation], _Url] = {}
 
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self._endpoint_http.clear()
+        self._store_http.clear()
+
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] = os.environ) -> PresignedStore:
         missing = [name for name in (ENV_URL, ENV_TOKEN, ENV_CA) if not environ.get(name)]
