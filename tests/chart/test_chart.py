@@ -262,6 +262,15 @@ def test_sidecar_resources_and_pull_secrets_reach_the_operators_phase_pods(
     assert not any(a.startswith("--image-pull-secret") for a in operator_args(render()))
 
 
+def test_artifact_caps_reach_the_harvester_through_the_operators_flags(render: Render) -> None:
+    defaults = operator_args(render())
+    assert "--max-files=10000" in defaults
+    assert "--max-file-bytes=1073741824" in defaults
+    assert "--max-phase-bytes=4294967296" in defaults
+    args = operator_args(render({"maxArtifactFiles": "500", "maxArtifactBytesPerPhase": "5000"}))
+    assert "--max-files=500" in args and "--max-phase-bytes=5000" in args
+
+
 def _s3_env(objects: list[dict[str, Any]]) -> dict[str, Any]:
     (deployment,) = by_kind(objects, "Deployment")
     env = deployment["spec"]["template"]["spec"]["containers"][0]["env"]
