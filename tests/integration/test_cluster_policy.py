@@ -1,0 +1,321 @@
+"""Phases in a namespace with a real cluster's policy, on the local control plane.
+
+Cases: the multi-phase example completes in a namespace that enforces PodSecurity `restricted`
+and whose ResourceQuota requires cpu and memory limits (the sidecars get the operator's, the
+agent the example's); a ValidatingAdmissionPolicy that denies pods with a given label ends the
+phase blocked (config) with the policy's own message within seconds, the pod never retried; an
+agent image whose USER is 12345 writes its output and HOME in both phases (the second one's
+directories made by the Python fetcher, the first one's by the shell preparation); a workspace
+over its sizeLimit gets the pod evicted by the node with the kubelet's message.
+
+The process node must know the example agent's image and the uid-12345 image: without them it
+is restarted with both tables, so run this module under the exclusive cluster lock
+(`flock -x /tmp/agentjobs-cluster.lock .venv/bin/pytest tests/integration/test_cluster_policy.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from devcluster import cluster, demo, processes
+from devcluster.components import NODE
+from devcluster.testing import DevCluster, Kubectl
+from tests.integration.operator_fixtures import (
+    REPO,
+    OperatorProcess,
+    phase_status,
+    wait_finished,
+    wait_for,
+)
+
+SIDECAR_RESOURCES = {
+    "requests": {"cpu": "50m", "memory": "64Mi"},
+    "limits": {"cpu": "500m", "memory": "256Mi"},
+}
+UID_IMAGE = "example.com/agentjobs/uid-12345-agent"
+UID_AGENT = """\
+set -eu
+id
+mkdir -p "$HOME/.cache"
+echo cached > "$HOME/.cache/probe"
+echo "home writable: $HOME"
+if [ -d /workspace/artifacts/input ]; then ls /workspace/artifacts/input; fi
+echo "written by $(id -u)" > "$AGENTJOBS_OUTPUT_DIR/$AGENTJOBS_PHASE.md"
+echo 'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "written"}'
+echo TASK_RESULT_END
+"""
+EXAMPLE = REPO / "manifests" / "examples" / "multi-phase.yaml"
+
+
+def _uid_image_table(root: Path) -> Path:
+    """An image whose USER is 12345:12345, its script where a container can read it."""
+    directory = root / "images"
+    directory.mkdir(parents=True, exist_ok=True)
+    script = directory / "uid-12345-agent.sh"
+    script.write_text(UID_AGENT)
+    table = directory / "uid-12345-agent.yaml"
+    entry = {
+        "entrypoint": ["sh", str(script)],
+        "env": {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+        "user": "12345:12345",
+    }
+    table.write_text(yaml.safe_dump({"images": {UID_IMAGE: entry}}))
+    return table
+
+
+@pytest.fixture(scope="module")
+def agent_images(local_cluster: DevCluster) -> None:
+    """The node knows both agent images; a node that does not is restarted (exclusive lock)."""
+    layout = local_cluster.layout
+    tables = [str(demo.agent_image_table(layout)), str(_uid_image_table(layout.root))]
+    known = demo._node_image_files(layout)
+    if all(str(Path(t).resolve()) in known for t in tables):
+        return
+    extra = [p for p in os.environ.get("AGENTJOBS_EXTRA_IMAGES", "").split(os.pathsep) if p]
+    os.environ["AGENTJOBS_EXTRA_IMAGES"] = os.pathsep.join([*extra, *tables])
+    processes.stop(layout.pid_file(NODE.name), NODE.grace_seconds)
+    cluster.up(layout)
+
+
+@pytest.fixture
+def policed_operator(
+    s3_env: dict[str, str], crds: None, namespace: str, tmp_path: Path, agent_images: None
+) -> Iterator[OperatorProcess]:
+    """The operator with its default restricted security and the chart's sidecar resources."""
+    extra = ["--sidecar-resources", json.dumps(SIDECAR_RESOURCES)]
+    process = OperatorProcess(s3_env, namespace, tmp_path / "operator.log", extra=extra)
+    process.start()
+    yield process
+    process.stop()
+    print(process.log()[-20000:])
+
+
+def _restricted_with_a_limits_quota(kubectl: Kubectl, namespace: str) -> None:
+    kubectl.run("label", "namespace", namespace, "pod-security.kubernetes.io/enforce=restricted")
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "limits-required"},
+        "spec": {"hard": {"limits.cpu": "8", "limits.memory": "8Gi"}},
+    }
+    kubectl.apply(quota, namespace)
+    # Quota admission enforces a quota only once the controller has counted its usage.
+    wait_for(
+        lambda: (
+            kubectl.json("get", "-n", namespace, "resourcequota", "limits-required")
+            .get("status", {})
+            .get("used")
+        ),
+        what="the quota's usage to be counted",
+    )
+
+
+def test_the_example_completes_under_restricted_pod_security_and_a_quota_requiring_limits(
+    kubectl: Kubectl, namespace: str, policed_operator: OperatorProcess
+) -> None:
+    _restricted_with_a_limits_quota(kubectl, namespace)
+    kubectl.run("apply", "-n", namespace, "-f", str(EXAMPLE))
+    status = wait_finished(kubectl, namespace, "fix-flaky-test", timeout=240)
+    assert status["status"] == "completed", status["taskOutcome"]
+    assert [p["status"] for p in status["phases"]] == ["completed"] * 3
+    pods = kubectl.json("get", "pods", "-n", namespace)["items"]
+    assert len(pods) == 3
+    for pod in pods:
+        containers = pod["spec"]["containers"] + pod["spec"]["initContainers"]
+        for container in containers:
+            assert {"cpu", "memory"} <= set(container["resources"]["limits"]), container["name"]
+        # The harvester and fetcher (and any other container of the operator's) get its own.
+        sidecars = [c for c in containers if c["name"] != "agent"]
+        assert len(sidecars) >= 2
+        assert all(c["resources"] == SIDECAR_RESOURCES for c in sidecars), sidecars
+
+
+@pytest.fixture
+def denying_policy(kubectl: Kubectl, namespace: str) -> Iterator[str]:
+    """A ValidatingAdmissionPolicy, bound to the test's namespace, that denies the pods of
+    Execution `denied` by their label; yields its message once it is in force."""
+    name = f"deny-{namespace}"[:63]
+    message = "pods of Execution denied may not run in this namespace"
+    policy = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "resourceRules": [
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE"],
+                        "resources": ["pods"],
+                    }
+                ]
+            },
+            "validations": [
+                {
+                    "expression": "!has(object.metadata.labels)"
+                    " || object.metadata.labels[?'agentjobs.io/execution'].orValue('')"
+                    " != 'denied'",
+                    "message": message,
+                }
+            ],
+        },
+    }
+    binding = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": {
+            "policyName": name,
+            "validationActions": ["Deny"],
+            "matchResources": {
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
+            },
+        },
+    }
+    kubectl.run("apply", "-f", "-", input=json.dumps({"kind": "List", "apiVersion": "v1",
+                                                       "items": [policy, binding]}))  # fmt: skip
+    probe = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "probe", "labels": {"agentjobs.io/execution": "denied"}},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+    }
+
+    def denied() -> bool:
+        result = kubectl.run(
+            "create", "--dry-run=server", "-n", namespace, "-f", "-",
+            input=json.dumps(probe), check=False,
+        )  # fmt: skip
+        return result.returncode != 0 and message in result.stderr
+
+    wait_for(denied, what="the policy to be in force")
+    yield message
+    kubectl.run("delete", "validatingadmissionpolicybinding,validatingadmissionpolicy", name)
+
+
+def test_a_policy_denial_blocks_the_phase_with_the_policys_message_within_seconds(
+    kubectl: Kubectl, namespace: str, policed_operator: OperatorProcess, denying_policy: str
+) -> None:
+    execution = {
+        "apiVersion": "agentjobs.io/v1alpha1",
+        "kind": "Execution",
+        "metadata": {"name": "denied"},
+        "spec": {"phases": [{"name": "work", "image": UID_IMAGE, "prompt": "Work."}]},
+    }
+    started = time.monotonic()
+    kubectl.apply(execution, namespace)
+    status = wait_finished(kubectl, namespace, "denied", timeout=30)
+    elapsed = time.monotonic() - started
+    assert elapsed < 15, f"took {elapsed:.1f} s"
+    assert status["status"] == "failed"
+    phase = phase_status(kubectl, namespace, "denied-0-work")
+    outcome = phase["taskOutcome"]
+    assert (outcome["status"], outcome["source"]) == ("blocked", "system")
+    [blocker] = outcome["blockers"]
+    assert blocker["type"] == "config"
+    assert blocker["recoverable"] is True
+    assert denying_policy in blocker["message"]
+    assert "ValidatingAdmissionPolicy" in blocker["message"]
+    assert outcome["terminalReason"] == "AdmissionDenied"
+    assert kubectl.json("get", "pods", "-n", namespace)["items"] == []
+    assert "grant it in the operator's Role" not in policed_operator.log()
+
+
+def test_an_agent_running_as_uid_12345_writes_its_output_and_home(
+    kubectl: Kubectl, namespace: str, policed_operator: OperatorProcess
+) -> None:
+    execution = {
+        "apiVersion": "agentjobs.io/v1alpha1",
+        "kind": "Execution",
+        "metadata": {"name": "uid"},
+        "spec": {
+            "defaults": {"image": UID_IMAGE},
+            "phases": [
+                {"name": "first", "prompt": "Write.", "outputs": ["first.md"]},
+                {"name": "second", "prompt": "Write again.", "outputs": ["second.md"]},
+            ],
+        },
+    }
+    kubectl.apply(execution, namespace)
+    status = wait_finished(kubectl, namespace, "uid", timeout=120)
+    assert status["status"] == "completed", status
+    for index, name in enumerate(("first", "second")):
+        phase = phase_status(kubectl, namespace, f"uid-{index}-{name}")
+        assert [a["path"] for a in phase["artifacts"]] == [f"{name}.md"]
+        log = kubectl.run("logs", "-n", namespace, f"uid-{index}-{name}-a1", "-c", "agent").stdout
+        assert "uid=12345" in log
+        assert "65532" in log.split("groups=", 1)[1].splitlines()[0]  # the workspace group
+        assert "home writable: /home/agentjobs" in log
+    second_log = kubectl.run("logs", "-n", namespace, "uid-1-second-a1", "-c", "agent").stdout
+    assert "first.md" in second_log  # the input fetched before the agent started
+
+
+def test_a_workspace_over_its_size_limit_gets_the_pod_evicted(
+    kubectl: Kubectl, namespace: str, policed_operator: OperatorProcess
+) -> None:
+    execution = {
+        "apiVersion": "agentjobs.io/v1alpha1",
+        "kind": "Execution",
+        "metadata": {"name": "fill"},
+        "spec": {
+            "phases": [
+                {
+                    "name": "fill",
+                    "image": UID_IMAGE,
+                    "prompt": "Fill the disk.",
+                    "command": ["sh", "-c"],
+                    "args": ["head -c 3145728 /dev/urandom > /workspace/blob; sleep 120"],
+                    "workspace": {"sizeLimit": "1Mi"},
+                }
+            ]
+        },
+    }
+    kubectl.apply(execution, namespace)
+    wait_finished(kubectl, namespace, "fill", timeout=60)
+    pod = kubectl.json("get", "pod", "-n", namespace, "fill-0-fill-a1")["status"]
+    assert pod["phase"] == "Failed"
+    assert pod["reason"] == "Evicted"
+    assert pod["message"] == 'Usage of EmptyDir volume "workspace" exceeds the limit "1Mi". '
+
+
+def test_the_api_server_refuses_wrong_placement_with_the_schemas_messages(
+    kubectl: Kubectl, namespace: str, crds: None
+) -> None:
+    execution: dict[str, Any] = {
+        "apiVersion": "agentjobs.io/v1alpha1",
+        "kind": "Execution",
+        "metadata": {"name": "wrong"},
+        "spec": {
+            "phases": [
+                {
+                    "name": "p",
+                    "image": "busybox",
+                    "prompt": "P",
+                    "tolerations": [{"operator": "Exists", "value": "x"}, {"value": "y"}],
+                    "workspace": {"sizeLimit": "lots"},
+                    "priorityClassName": "Not_A_Name",
+                }
+            ]
+        },
+    }
+    result = kubectl.run(
+        "apply", "-n", namespace, "-f", "-", input=json.dumps(execution), check=False
+    )
+    assert result.returncode != 0
+    for message in (
+        "a toleration with operator Exists takes no value",
+        "a toleration without a key must use operator Exists",
+        "workspace.sizeLimit must be a positive size such as 10Gi",
+        "spec.phases[0].priorityClassName",
+    ):
+        assert message in result.stderr, result.stderr
