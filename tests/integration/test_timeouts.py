@@ -4,7 +4,8 @@ Cases: an agent that ignores SIGTERM and runs past `timeoutSeconds: 5` ends its 
 within 15 s as the timeout failure (failed, platform; terminal reason
 DeadlineExceeded), stopped by the kubelet's liveness probe with the short grace
 instead of the pod's: without storage, and with storage, where the harvester keeps
-the pod's 3600 s grace and the output written before the timeout is stored.
+the pod's 3600 s grace and the output written before the timeout is stored; an
+agent that ends in time completes, the timekeeper following it out.
 """
 
 from __future__ import annotations
@@ -32,7 +33,14 @@ STUBBORN = (
 )
 
 
-def execution(name: str) -> dict[str, Any]:
+PROMPT_AGENT = (
+    'echo done > "$AGENTJOBS_OUTPUT_DIR/result.txt"; '
+    'echo \'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "done"}\'; '
+    "echo TASK_RESULT_END"
+)
+
+
+def execution(name: str, script: str = STUBBORN, timeout: int = 5) -> dict[str, Any]:
     return {
         "apiVersion": "agentjobs.io/v1alpha1",
         "kind": "Execution",
@@ -43,8 +51,8 @@ def execution(name: str) -> dict[str, Any]:
                     "name": "slow",
                     "image": "busybox",
                     "prompt": "Take your time.",
-                    "timeoutSeconds": 5,
-                    "command": ["sh", "-c", STUBBORN],
+                    "timeoutSeconds": timeout,
+                    "command": ["sh", "-c", script],
                 }
             ]
         },
@@ -112,3 +120,23 @@ def test_r21_with_storage_the_agent_is_stopped_and_the_harvester_stores_its_outp
     assert statuses["harvester"]["state"]["terminated"]["exitCode"] == 0
     [keeper] = [s for s in pod["status"]["containerStatuses"] if s["name"] != "agent"]
     assert keeper["state"]["terminated"]["exitCode"] == 0
+
+
+def test_an_agent_that_ends_in_time_completes_and_the_timekeeper_goes_with_it(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
+) -> None:
+    begun = time.monotonic()
+    kubectl.apply(execution("prompt", PROMPT_AGENT, timeout=60), namespace)
+    status = wait_finished(kubectl, namespace, "prompt", timeout=40)
+    elapsed = time.monotonic() - begun
+    print(f"prompt: the phase ended {elapsed:.1f} s after it was applied")
+    assert status["status"] == "completed"
+    pod = kubectl.json("get", "pod", "-n", namespace, "prompt-0-slow-a1")
+    by_name = {s["name"]: s for s in pod["status"]["containerStatuses"]}
+    assert by_name["agent"]["state"]["terminated"]["exitCode"] == 0
+    keeper = by_name[agent_timeout.TIMEKEEPER_CONTAINER]["state"]["terminated"]
+    assert keeper["exitCode"] == 0
+    # Far from the timeout: the timekeeper left a few seconds after the agent had.
+    assert elapsed < 20
+    ended = by_name["agent"]["state"]["terminated"]["finishedAt"]
+    assert (_time(keeper["finishedAt"]) - _time(ended)).total_seconds() <= 5

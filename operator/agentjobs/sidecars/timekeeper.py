@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.server
 import logging
 import signal
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -80,6 +81,10 @@ def _handler(
     return Probes
 
 
+class _IPv6Server(http.server.HTTPServer):
+    address_family = socket.AF_INET6  # an IPv6 pod IP
+
+
 def serve(host: str, port: int, clock: Callable[[], float] = time.monotonic) -> None:
     """Answer probes until done; SIGTERM ends it at once."""
     keeper = Timekeeper(started=clock())
@@ -89,7 +94,8 @@ def serve(host: str, port: int, clock: Callable[[], float] = time.monotonic) -> 
         stopping.append(signum)
 
     signal.signal(signal.SIGTERM, on_term)
-    with http.server.HTTPServer((host, port), _handler(keeper, clock)) as server:
+    server_class = _IPv6Server if ":" in host else http.server.HTTPServer
+    with server_class((host, port), _handler(keeper, clock)) as server:
         server.timeout = 0.2
         log.info("answering the agent's probes on %s:%d", host, port)
         while not stopping and not keeper.done(clock()):

@@ -1,0 +1,109 @@
+"""`agentjobs timekeeper` as the kubelet's probes meet it (a real process on loopback).
+
+Cases: the heartbeat is answered 200 and the timeout probe 503 (a failure for the
+kubelet), after which it exits 0 within seconds; SIGTERM ends it at once with 0;
+without the heartbeat it exits by itself; an IPv6 pod IP works; no pod IP is a clear
+error.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from agentjobs.logic import agent_timeout
+from agentjobs.sidecars.timekeeper import AFTER_TIMEOUT_SECONDS, SILENCE_SECONDS
+
+# Real processes that wait out the timekeeper's own seconds.
+pytestmark = pytest.mark.slow
+
+AGENTJOBS = [str(Path(sys.executable).parent / "agentjobs")]
+
+
+def free_port(host: str) -> int:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as probe:
+        probe.bind((host, 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def timekeeper(host: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    port = free_port(host)
+    env = {**os.environ, agent_timeout.POD_IP_VARIABLE: host}
+    process = subprocess.Popen([*AGENTJOBS, "timekeeper", "--port", str(port)], env=env)
+    base = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection((host, port), timeout=0.2):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "the timekeeper did not listen"
+                time.sleep(0.05)
+        yield process, base
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+
+
+def get(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            code: int = response.status
+            return code
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_it_answers_the_probes_and_exits_soon_after_the_timeout_probe() -> None:
+    with timekeeper("127.0.0.1") as (process, base):
+        assert get(base + agent_timeout.HEARTBEAT_PATH) == 200
+        assert get(base + "/other") == 404
+        assert process.poll() is None
+        asked = time.monotonic()
+        assert get(base + agent_timeout.TIMEOUT_PATH) == 503
+        get(base + agent_timeout.HEARTBEAT_PATH)  # the agent runs through its grace
+        assert process.wait(timeout=AFTER_TIMEOUT_SECONDS + 2) == 0
+        assert time.monotonic() - asked >= AFTER_TIMEOUT_SECONDS - 0.1
+
+
+def test_sigterm_ends_it_with_zero() -> None:
+    with timekeeper("127.0.0.1") as (process, _base):
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=2) == 0
+
+
+def test_without_a_heartbeat_it_exits_by_itself() -> None:
+    with timekeeper("127.0.0.1") as (process, _base):
+        assert process.wait(timeout=SILENCE_SECONDS + 3) == 0
+
+
+def test_an_ipv6_pod_ip_works() -> None:
+    try:
+        free_port("::1")
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    with timekeeper("::1") as (_process, base):
+        assert get(base + agent_timeout.HEARTBEAT_PATH) == 200
+
+
+def test_without_a_pod_ip_it_says_so() -> None:
+    env = {k: v for k, v in os.environ.items() if k != agent_timeout.POD_IP_VARIABLE}
+    result = subprocess.run([*AGENTJOBS, "timekeeper"], env=env, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert agent_timeout.POD_IP_VARIABLE in result.stderr
