@@ -75,6 +75,8 @@ def test_with_storage_a_timekeeper_runs_beside_the_agent_and_the_harvester_keeps
     ]
     heartbeat = by_name["agent"]["readinessProbe"]
     assert heartbeat["httpGet"]["path"] == agent_timeout.HEARTBEAT_PATH
+    # The first heartbeat comes before the timekeeper would take the silence for the end.
+    assert heartbeat["initialDelaySeconds"] + heartbeat["periodSeconds"] < SILENCE_SECONDS
     assert "terminationGracePeriodSeconds" not in heartbeat  # not allowed on readiness
 
 

@@ -33,7 +33,7 @@ TIMEOUT_PATH = "/agentjobs/timeout"
 # Answered 200 by the timekeeper: the kubelet asks while the agent runs.
 HEARTBEAT_PATH = "/agentjobs/agent-running"
 # What an agent that ignores SIGTERM gets after its time is up, before SIGKILL.
-STOP_GRACE_SECONDS = 3
+STOP_GRACE_SECONDS = 2  # the least the kubelet gives (minimumGracePeriodInSeconds)
 POD_IP_VARIABLE = "AGENTJOBS_POD_IP"
 
 
@@ -57,8 +57,11 @@ def timeout_probe(timeout_seconds: int) -> dict[str, Any]:
 
 
 def heartbeat_probe() -> dict[str, Any]:
-    """The agent's readiness probe, which tells the timekeeper the agent still runs."""
-    return _http_probe(HEARTBEAT_PATH)
+    """The agent's readiness probe, which tells the timekeeper the agent still runs.
+
+    It starts once the timekeeper, started just after the agent, listens: an earlier
+    probe would only add a failure event to every phase."""
+    return _http_probe(HEARTBEAT_PATH, initialDelaySeconds=1)
 
 
 def timekeeper_container(base: dict[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,8 @@ from agentjobs.logic import agent_timeout
 
 log = logging.getLogger(__name__)
 
-# The heartbeat comes every second; this long without one, the agent has ended.
+# The heartbeat comes every second (the first 1-2 s after the agent started, about when
+# the timekeeper listens); this long without one, the agent has ended.
 SILENCE_SECONDS = 3.0
 # The kubelet starts the kill as soon as the probe fails; the timekeeper must still be
 # running then, or the kubelet would kill the whole pod with the pod's grace.
