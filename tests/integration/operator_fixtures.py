@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -24,6 +25,16 @@ AGENTJOBS = Path(sys.executable).parent / "agentjobs"
 ROOT_IMAGES_ALLOWED = ["--pod-security-context", '{"seccompProfile": {"type": "RuntimeDefault"}}']
 
 
+CREDENTIALS_LISTEN = "--credentials-listen"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
 class OperatorProcess:
     """`agentjobs run` for one namespace, as a subprocess that can be killed and restarted."""
 
@@ -34,6 +45,9 @@ class OperatorProcess:
         self._namespace = namespace
         self._log = log
         self._extra = ROOT_IMAGES_ALLOWED if extra is None else extra
+        if not any(flag.startswith(CREDENTIALS_LISTEN) for flag in self._extra):
+            # Its own port, kept across restarts: the URL in its pods' env stays right.
+            self._extra = [*self._extra, f"{CREDENTIALS_LISTEN}=127.0.0.1:{free_port()}"]
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:

@@ -30,9 +30,11 @@ import pytest
 from agentjobs.logic import lease
 from devcluster.testing import DevCluster, Kubectl
 from tests.integration.operator_fixtures import (
+    CREDENTIALS_LISTEN,
     ROOT_IMAGES_ALLOWED,
     OperatorProcess,
     apply_manifest,
+    free_port,
     phase_status,
     wait_finished,
     wait_for,
@@ -66,7 +68,9 @@ def runner_lines(process: OperatorProcess, namespace: str, what: str) -> list[st
 def replicas(
     local_cluster: DevCluster, crds: None, namespace: str, tmp_path: Path
 ) -> Iterator[Replicas]:
-    flags = [*ROOT_IMAGES_ALLOWED, "--leader-election", LEASE]
+    # One credentials endpoint port for both, as one Service in front of both replicas.
+    listen = f"{CREDENTIALS_LISTEN}=127.0.0.1:{free_port()}"
+    flags = [*ROOT_IMAGES_ALLOWED, "--leader-election", LEASE, listen]
     leader_log = tmp_path / "leader.log"
     leader = OperatorProcess(local_cluster.env, namespace, leader_log, flags)
     follower = OperatorProcess(local_cluster.env, namespace, tmp_path / "follower.log", flags)

@@ -79,7 +79,7 @@ def endpoint() -> Iterator[Running]:
         None,  # type: ignore[arg-type]  # never reached: every case is refused before
         ObjectStore(SETTINGS),
         BucketPolicy("agentjobs"),
-        CredentialsEndpoint(),
+        CredentialsEndpoint(port=0),
     )
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)

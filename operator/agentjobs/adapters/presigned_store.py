@@ -35,6 +35,8 @@ BATCH = 1000
 RENEW_BEFORE_SECONDS = 120.0
 READ_CHUNK = 1024 * 1024
 TIMEOUT = urllib3.Timeout(connect=10.0, read=120.0)
+# A batch of URLs is computed in well under a second; a replica that takes longer is stuck.
+ENDPOINT_TIMEOUT = urllib3.Timeout(connect=5.0, read=15.0)
 
 
 class CredentialRefused(PermissionError):
@@ -73,7 +75,7 @@ class PresignedStore:
         self._endpoint = endpoint.rstrip("/") + PRESIGN_PATH
         self._token = token
         context = ssl.create_default_context(cadata=ca_pem)
-        self._endpoint_http = urllib3.PoolManager(ssl_context=context, timeout=TIMEOUT)
+        self._endpoint_http = urllib3.PoolManager(ssl_context=context, timeout=ENDPOINT_TIMEOUT)
         self._store_http = urllib3.PoolManager(maxsize=16, timeout=TIMEOUT)
         self._urls: dict[tuple[str, ObjectLocation], _Url] = {}
 
@@ -119,6 +121,7 @@ class PresignedStore:
                 retries=False,
             )
         except urllib3.exceptions.HTTPError as error:
+            self._endpoint_http.clear()  # the next try connects afresh, maybe to another replica
             raise StorageError(f"credentials endpoint: {type(error).__name__}") from None
         try:
             answer = json.loads(response.data)
@@ -127,6 +130,7 @@ class PresignedStore:
         if response.status in (401, 403):
             raise CredentialRefused(f"credentials endpoint: {answer.get('error', 'refused')}")
         if response.status != 200:
+            self._endpoint_http.clear()
             reason = answer.get("error", f"HTTP {response.status}")
             raise StorageError(f"credentials endpoint: {reason}")
         urls, lifetime = answer["urls"], float(answer["expiresInSeconds"])

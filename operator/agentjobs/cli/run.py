@@ -159,10 +159,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     credentials.add_argument(
         "--credentials-listen",
         type=_listen_address,
-        default=("127.0.0.1", 0),
+        default=(CredentialsEndpoint.host, CredentialsEndpoint.port),
         metavar="HOST:PORT",
-        help="the address to serve it on; port 0 picks a free one (default: 127.0.0.1:0, "
-        "right where phase pods run as local processes)",
+        help="the address to serve it on, shared by replicas on one host (default: "
+        f"{CredentialsEndpoint.host}:{CredentialsEndpoint.port}, right where phase pods run as "
+        "local processes)",
     )
     credentials.add_argument(
         "--credentials-url",

@@ -128,6 +128,8 @@ class CredentialService:
             self._endpoint.host,
             self._endpoint.port,
             ssl_context=self._tls.server_context(),
+            # Replicas on one host serve together: any of them verifies any token.
+            reuse_port=True,
         )
         await site.start()
         port = self._runner.addresses[0][1]
