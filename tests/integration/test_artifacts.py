@@ -68,6 +68,7 @@ def test_r28_r29_each_kind_of_entry_is_stored_exactly_as_the_rule_says(
     root = f"{namespace}/files/0-write/attempt-1/"
     stored = objects(s3, root)
     assert sorted(stored) == [
+        "artifacts.json",
         "manifest.json",
         "output/a/b/c.txt",
         "output/big.bin",
@@ -93,12 +94,20 @@ def test_r28_r29_each_kind_of_entry_is_stored_exactly_as_the_rule_says(
     skipped = {e["path"]: e["skipped"] for e in manifest["entries"] if e.get("skipped")}
     assert skipped == {
         "__pycache__/mod.cpython-311.pyc": "inside a build-junk directory",
-        "loop": "symlink, not followed",
-        "passwd": "symlink, not followed",
+        "loop": "a symlink; not followed",
+        "passwd": "a symlink; not followed",
     }
     assert manifest["final"] is True
-    warnings = phase["report"]["warnings"]
-    assert warnings == []  # the report itself was clean; skipped entries are in the manifest
+    assert phase["report"]["warnings"] == []  # the report itself was clean
+    # R28: one warning per skipped symlink (none for build junk), in the Phase's status too.
+    assert sorted(phase["artifactWarnings"]) == [
+        "loop: a symlink; not followed; it is not an artifact",
+        "passwd: a symlink; not followed; it is not an artifact",
+    ]
+    assert (phase["artifactCount"], phase["skippedCount"]) == (4, 3)
+    handed = json.loads(stored["artifacts.json"])
+    assert sorted(a["path"] for a in handed["artifacts"]) == sorted(artifacts)
+    assert phase["handoff"]["sha256"] == hashlib.sha256(stored["artifacts.json"]).hexdigest()
 
 
 def _recovery(kubectl: Kubectl, namespace: str, last_message: str) -> dict[str, Any]:

@@ -207,6 +207,30 @@ def test_a_tree_past_the_entry_bound_is_cut_with_one_entry_saying_so(
     assert entries[-1].problem is not None and "more than 5 entries" in entries[-1].problem
 
 
+def test_a_tree_at_the_entry_bound_is_walked_whole_directories_not_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(output_dir, "MAX_ENTRIES", 3)
+    for path in ("a/f0", "a/f1", "b/f2"):
+        (tmp_path / path).parent.mkdir(exist_ok=True)
+        (tmp_path / path).write_text("x")
+    assert [e.problem for e in output_dir.list_output(tmp_path)] == [None, None, None]
+
+
+def test_directories_past_their_bound_are_recorded_not_walked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(output_dir, "MAX_DIRECTORIES", 2)
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "f").write_text("x")
+    assert problems(tmp_path) == {
+        "a/f": (EntryKind.FILE, None),
+        "b/f": (EntryKind.FILE, None),
+        "c": (EntryKind.DIRECTORY, "past the first 2 directories; not read"),
+    }
+
+
 def test_the_reader_hands_on_no_more_than_fstat_said(tmp_path: Path, root: int) -> None:
     (tmp_path / "grows.txt").write_bytes(b"0123456789")
     with output_dir.open_file(root, "grows.txt") as (descriptor, info):

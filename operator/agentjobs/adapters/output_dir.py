@@ -31,9 +31,11 @@ _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC
 MAX_PATH_BYTES = output.MAX_PATH_BYTES
 MAX_DEPTH = 64
-# Entries examined per walk: past this the rest of the tree is not read at all, so that a
-# tree of millions of files costs one bounded walk (ten times the default file cap).
+# Entries other than directories examined per walk (ten times the default file cap), and
+# directories walked: past them the rest is not read, so that a tree of millions of files
+# costs one bounded walk (about 2 KB of memory per entry).
 MAX_ENTRIES = 100_000
+MAX_DIRECTORIES = 10_000
 TRUNCATED_PATH = "."  # no entry has this name: it stands for everything not examined
 
 
@@ -87,6 +89,8 @@ class _Walk:
     device: int
     entries: list[OutputEntry]
     examined: int = 0
+    directories: int = 0
+    truncated: bool = False
 
 
 def _name(raw: bytes) -> tuple[str, bool]:
@@ -156,9 +160,8 @@ def _walk(directory: int, prefix: str, depth: int, walk: _Walk) -> None:
         )
         return
     for raw in names:
-        if walk.examined >= MAX_ENTRIES:
+        if walk.truncated:
             return
-        walk.examined += 1
         text, valid = _name(raw)
         path = prefix + text
         try:
@@ -170,6 +173,11 @@ def _walk(directory: int, prefix: str, depth: int, walk: _Walk) -> None:
                 OutputEntry(path=path, kind=EntryKind.FILE, problem=_describe(error))
             )
             continue
+        if not stat.S_ISDIR(info.st_mode):
+            if walk.examined >= MAX_ENTRIES:
+                walk.truncated = True
+                return
+            walk.examined += 1
         if not valid:
             problem = "its name is not UTF-8; not read"
             walk.entries.append(_entry_for(info, path, problem=problem))
@@ -181,7 +189,11 @@ def _walk(directory: int, prefix: str, depth: int, walk: _Walk) -> None:
         elif depth >= MAX_DEPTH:
             problem = f"deeper than {MAX_DEPTH} directories; not read"
             walk.entries.append(_entry_for(info, path, problem=problem))
+        elif walk.directories >= MAX_DIRECTORIES:
+            problem = f"past the first {MAX_DIRECTORIES} directories; not read"
+            walk.entries.append(_entry_for(info, path, problem=problem))
         elif (child := _open_subdirectory(directory, raw, path, walk)) is not None:
+            walk.directories += 1
             try:
                 _walk(child, path + "/", depth + 1, walk)
             finally:
@@ -193,12 +205,12 @@ def list_open(root: int) -> list[OutputEntry]:
 
     Regular files carry their size; every entry that cannot be an artifact
     for a reason only the filesystem knows carries a ``problem``. Past
-    :data:`MAX_ENTRIES` the walk stops and one entry says so.
+    :data:`MAX_ENTRIES` files the walk stops and one entry says so.
     """
     walk = _Walk(device=os.fstat(root).st_dev, entries=[])
     _walk(root, "", 0, walk)
     entries = sorted(walk.entries, key=lambda entry: entry.path)
-    if walk.examined >= MAX_ENTRIES:
+    if walk.truncated:
         problem = f"the directory holds more than {MAX_ENTRIES} entries; the rest were not read"
         entries.append(OutputEntry(path=TRUNCATED_PATH, kind=EntryKind.DIRECTORY, problem=problem))
     return entries

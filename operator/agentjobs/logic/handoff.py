@@ -42,14 +42,22 @@ class UnsafeArtifactPath(ValueError):
     """An artifact path that would escape the directory it belongs in."""
 
 
+def is_safe_path(path: str) -> bool:
+    """Whether ``path`` is relative, has no empty, ``.`` or ``..`` part, no NUL, and fits."""
+    return (
+        bool(path)
+        and not path.startswith("/")
+        and "\x00" not in path
+        and len(path.encode("utf-8", "surrogatepass")) <= MAX_PATH_BYTES
+        and all(part not in ("", ".", "..") for part in path.split("/"))
+    )
+
+
 def relative_artifact_path(path: str) -> PurePosixPath:
     """``path`` as a safe relative path, or :class:`UnsafeArtifactPath`."""
-    parts = path.split("/")
-    if not path or path.startswith("/") or any(part in ("", ".", "..") for part in parts):
+    if not is_safe_path(path):
         raise UnsafeArtifactPath(f"unsafe artifact path: {path!r}")
-    if "\x00" in path or len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
-        raise UnsafeArtifactPath(f"unsafe artifact path: {path!r}")
-    return PurePosixPath(*parts)
+    return PurePosixPath(*path.split("/"))
 
 
 def handoff_destinations(

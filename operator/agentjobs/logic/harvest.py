@@ -64,11 +64,7 @@ class SyncPlan:
 
 
 def safe_path(path: str) -> bool:
-    try:
-        handoff.relative_artifact_path(path)
-    except handoff.UnsafeArtifactPath:
-        return False
-    return True
+    return handoff.is_safe_path(path)
 
 
 def apply_limits(

@@ -119,7 +119,8 @@ class Harvester:
         return len(plan.to_upload) - len(unreadable)
 
     def _write_manifest(self, manifest: ArtifactManifest, *, final: bool) -> None:
-        data = manifest.model_dump_json(by_alias=True, indent=1).encode()
+        # Compact: with tens of thousands of entries every byte per entry counts.
+        data = manifest.model_dump_json(by_alias=True, exclude_defaults=True).encode()
         if data != self._last_manifest or final:
             self._store.put_bytes(
                 ObjectLocation(self._bucket, object_layout.manifest_key(self._root)),
