@@ -37,6 +37,7 @@ from agentjobs.models.kubernetes import (
     ResourceRequirements,
     SecurityContext,
 )
+from agentjobs.models.notifications import MAX_TARGETS, NotificationRecord, NotifyTarget
 from agentjobs.models.storage import HandoffRef
 
 GROUP = "agentjobs.io"
@@ -158,6 +159,13 @@ class ExecutionSpec(KubernetesModel):
                 "an interrupt cannot be taken back: create a new Execution",
                 reason="FieldValueForbidden",
             ),
+            # R51: status.notifications[] refers to targets by their index.
+            cel(
+                "has(self.notify) == has(oldSelf.notify)"
+                " && (!has(self.notify) || self.notify == oldSelf.notify)",
+                "notify cannot be changed once the execution exists: create a new Execution",
+                reason="FieldValueForbidden",
+            ),
         )
     }
 
@@ -180,6 +188,7 @@ class ExecutionSpec(KubernetesModel):
     interrupt: bool = False  # R44
     artifacts: ArtifactStorage | None = None
     artifact_retention: Literal["Retain", "Delete"] = "Retain"
+    notify: list[NotifyTarget] = Field(default=[], max_length=MAX_TARGETS)  # R49
 
 
 class PhaseSpec(PhaseSettings):
@@ -322,5 +331,6 @@ class ExecutionResourceStatus(ContractModel):
     usage: Usage | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    notifications: list[NotificationRecord] = []  # R51
     observed_generation: int | None = None
     conditions: Conditions = []
