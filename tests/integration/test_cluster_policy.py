@@ -2,11 +2,14 @@
 
 Cases: the multi-phase example completes in a namespace that enforces PodSecurity `restricted`
 and whose ResourceQuota requires cpu and memory limits (the sidecars get the operator's, the
-agent the example's); a ValidatingAdmissionPolicy that denies pods with a given label ends the
-phase blocked (config) with the policy's own message within seconds, the pod never retried; an
-agent image whose USER is 12345 writes its output and HOME in both phases (the second one's
-directories made by the Python fetcher, the first one's by the shell preparation); a workspace
-over its sizeLimit gets the pod evicted by the node with the kubelet's message.
+agent the example's); there, an agent without limits or asking for privilege escalation is
+blocked (config) with the quota's or PodSecurity's message; a ValidatingAdmissionPolicy that
+denies pods with a given label ends the phase blocked (config) with the policy's own message
+within seconds, the pod never retried; an agent image whose USER is 12345 writes its output
+and HOME in both phases (the second one's directories made by the Python fetcher, the first
+one's by the shell preparation); a workspace over its sizeLimit gets the pod evicted by the
+node with the kubelet's message; the API server refuses a wrong toleration, size or class name
+with the schema's messages.
 
 The process node must know the example agent's image and the uid-12345 image: without them it
 is restarted with both tables, so run this module under the exclusive cluster lock
@@ -136,6 +139,43 @@ def test_the_example_completes_under_restricted_pod_security_and_a_quota_requiri
         sidecars = [c for c in containers if c["name"] != "agent"]
         assert len(sidecars) >= 2
         assert all(c["resources"] == SIDECAR_RESOURCES for c in sidecars), sidecars
+
+
+@pytest.mark.parametrize(
+    ("phase", "words"),
+    [
+        # No limits on the agent: the quota's admission names the container.
+        ({}, "must specify limits.cpu for: agent"),
+        (
+            {
+                "resources": {"limits": {"cpu": "1", "memory": "64Mi"}},
+                "securityContext": {"allowPrivilegeEscalation": True},
+            },
+            'violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false',
+        ),
+    ],
+)
+def test_a_quota_or_pod_security_refusal_blocks_the_phase_with_its_message(
+    kubectl: Kubectl,
+    namespace: str,
+    policed_operator: OperatorProcess,
+    phase: dict[str, Any],
+    words: str,
+) -> None:
+    _restricted_with_a_limits_quota(kubectl, namespace)
+    execution = {
+        "apiVersion": "agentjobs.io/v1alpha1",
+        "kind": "Execution",
+        "metadata": {"name": "refused"},
+        "spec": {"phases": [{"name": "work", "image": UID_IMAGE, "prompt": "Work.", **phase}]},
+    }
+    kubectl.apply(execution, namespace)
+    status = wait_finished(kubectl, namespace, "refused", timeout=30)
+    assert status["status"] == "failed"
+    [blocker] = phase_status(kubectl, namespace, "refused-0-work")["taskOutcome"]["blockers"]
+    assert (blocker["type"], blocker["recoverable"]) == ("config", True)
+    assert words in blocker["message"], blocker["message"]
+    assert kubectl.json("get", "pods", "-n", namespace)["items"] == []
 
 
 @pytest.fixture
