@@ -54,10 +54,15 @@ def test_the_api_server_accepts_the_rendered_chart(
         "apply", "--server-side", "--dry-run=server", "--field-manager=chart-test", "-f", "-",
         input=rendered,
     )  # fmt: skip
-    kinds = {line.split("/")[0] for line in result.stdout.splitlines()}
+    applied = [line.split()[0] for line in result.stdout.splitlines()]
+    kinds = {name.split("/")[0] for name in applied}
     assert all(line.endswith("(server dry run)") for line in result.stdout.splitlines())
-    assert "deployment.apps" in kinds
+    assert {"deployment.apps", "service"} <= kinds
     namespaced = any(v.startswith("watchNamespaces") for v in values)
     replicas = any(v.startswith("replicaCount") for v in values)
     assert ("role.rbac.authorization.k8s.io" in kinds) == (namespaced or replicas)
-    assert ("clusterrole.rbac.authorization.k8s.io" in kinds) != namespaced
+    # The operator's own ClusterRole; the -edit and -view ones are aggregated into users' roles.
+    cluster_roles = {n for n in applied if n.startswith("clusterrole.rbac.authorization.k8s.io/")}
+    release = f"clusterrole.rbac.authorization.k8s.io/dry-{namespace[-6:]}-agentjobs"
+    assert {f"{release}-edit", f"{release}-view"} <= cluster_roles
+    assert (release in cluster_roles) != namespaced
