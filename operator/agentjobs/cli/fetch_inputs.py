@@ -11,7 +11,12 @@ from pydantic import ValidationError
 
 from agentjobs.adapters.object_store import StorageError
 from agentjobs.adapters.presigned_store import PresignedStore
-from agentjobs.logic.pods import INPUT_DIRECTORY, OUTPUT_DIRECTORY
+from agentjobs.logic.pods import (
+    FEEDBACK_DIRECTORY,
+    INPUT_DIRECTORY,
+    OUTPUT_DIRECTORY,
+    PREVIOUS_DIRECTORY,
+)
 from agentjobs.models.storage import HandoffRef
 from agentjobs.sidecars import fetcher
 
@@ -33,7 +38,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--inputs-sha256", metavar="HEX", help="the SHA-256 that manifest must have"
     )
+    parser.add_argument(
+        "--previous-manifest",
+        metavar="URL",
+        help="(a revised attempt, R42) the previous attempt's artifacts.json, into --previous-dir",
+    )
+    parser.add_argument(
+        "--previous-sha256", metavar="HEX", help="the SHA-256 that manifest must have"
+    )
+    parser.add_argument(
+        "--feedback",
+        type=Path,
+        metavar="FILE",
+        help="the evaluation file to copy to --feedback-dir",
+    )
     parser.add_argument("--input-dir", type=Path, default=Path(INPUT_DIRECTORY), metavar="DIR")
+    parser.add_argument(
+        "--previous-dir", type=Path, default=Path(PREVIOUS_DIRECTORY), metavar="DIR"
+    )
+    parser.add_argument(
+        "--feedback-dir", type=Path, default=Path(FEEDBACK_DIRECTORY), metavar="DIR"
+    )
     parser.add_argument("--output-dir", type=Path, default=Path(OUTPUT_DIRECTORY), metavar="DIR")
     parser.add_argument(
         "--wait-for",
@@ -53,8 +78,22 @@ def run(args: argparse.Namespace) -> int:
             if args.inputs_manifest
             else None
         )
-        store = PresignedStore.from_environment() if inputs else None
-        fetcher.fetch(store, inputs, input_dir=args.input_dir, output_dir=args.output_dir)
+        revision = None
+        if args.previous_manifest:
+            previous = HandoffRef(
+                manifest=args.previous_manifest, sha256=args.previous_sha256 or "", count=0
+            )
+            revision = fetcher.Revision(
+                previous, args.previous_dir, args.feedback, args.feedback_dir
+            )
+        store = PresignedStore.from_environment() if inputs or revision else None
+        fetcher.fetch(
+            store,
+            inputs,
+            input_dir=args.input_dir,
+            output_dir=args.output_dir,
+            revision=revision,
+        )
     except (OSError, ValueError, ValidationError, StorageError, TimeoutError) as error:
         print(f"agentjobs: error: {error}", file=sys.stderr)
         return 1

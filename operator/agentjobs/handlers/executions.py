@@ -112,6 +112,10 @@ class ExecutionReconciler:
             await self._kube.merge_patch(
                 paths.phase(namespace, phase_name), {"spec": {"cancel": True}}
             )
+        for phase_name in plan.interrupt:  # R44
+            await self._kube.merge_patch(
+                paths.phase(namespace, phase_name), {"spec": {"interrupt": True}}
+            )
         patch = status_patch(plan.status, previous)
         if patch is not None:
             patched = await self._kube.merge_patch(

@@ -78,6 +78,7 @@ class Operator:
         if phase_status.is_terminal(status) or body["metadata"].get("deletionTimestamp"):
             return
         cancel = bool(body.get("spec", {}).get("cancel"))
+        interrupt = bool(body.get("spec", {}).get("interrupt"))
         running = self._runners.get((namespace, name))
         if running is None:
             runner = PhaseRunner(
@@ -86,8 +87,8 @@ class Operator:
             task = asyncio.create_task(self._keep_running(runner), name=f"phase {namespace}/{name}")
             self._runners[namespace, name] = (runner, task)
             running = (runner, task)
-        if cancel:
-            running[0].notify(cancel=True)
+        if cancel or interrupt:
+            running[0].notify(cancel=cancel, interrupt=interrupt)
 
     def phase_deleted(self, namespace: str, name: str) -> None:
         running = self._runners.pop((namespace, name), None)

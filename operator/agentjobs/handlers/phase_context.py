@@ -50,6 +50,7 @@ class PhaseContext:
         self.status = PhaseResourceStatus.model_validate(body.get("status") or {})
         self.changed = asyncio.Event()
         self.cancel_requested = self.spec.cancel
+        self.interrupt_requested = self.spec.interrupt  # R44
         self.deleted_by_operator = False
 
     @property
@@ -84,7 +85,7 @@ class PhaseContext:
     ) -> SystemFailure | None:
         """R22a from the pod's own signals; a deletion the operator made (to cancel, or to
         remove a stuck pod) is not one."""
-        stopping = self.deleted_by_operator or self.cancel_requested
+        stopping = self.deleted_by_operator or self.cancel_requested or self.interrupt_requested
         return pod_state.interruption(pod, deleted_by_operator=stopping, agent=agent)
 
     async def write_status(self, status: PhaseResourceStatus) -> bool:

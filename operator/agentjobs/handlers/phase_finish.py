@@ -17,6 +17,7 @@ from agentjobs.logic import handoff, harvest, phase, phase_status, resolution
 from agentjobs.logic.artifact_rule import RecoveryContext
 from agentjobs.logic.transcript_reader import ReaderVerdict
 from agentjobs.models.output import OutputEntry
+from agentjobs.models.resources import PhaseResourceStatus
 
 
 async def store_transcript(ctx: PhaseContext, attempt: Attempt, transcript: Transcript) -> None:
@@ -43,6 +44,20 @@ async def _collect(
 async def finish(
     ctx: PhaseContext, attempt: Attempt, run: resolution.RunFacts, verdict: ReaderVerdict
 ) -> None:
+    await write_final(ctx, attempt, await conclude(ctx, attempt, run, verdict))
+
+
+async def write_final(ctx: PhaseContext, attempt: Attempt, status: PhaseResourceStatus) -> None:
+    """Write the phase's final status; its tokens are needed no more."""
+    if await ctx.write_status(status) and ctx.storage is not None:
+        await delete_secret(ctx, attempt.number)
+
+
+async def conclude(
+    ctx: PhaseContext, attempt: Attempt, run: resolution.RunFacts, verdict: ReaderVerdict
+) -> PhaseResourceStatus:
+    """The status this attempt alone gives the phase (not written: an outcome's loop may
+    grade it first, R37), with its artifacts stored and handed on."""
     output: list[OutputEntry] | None = None
     stored: dict[str, StoredObject] = {}
     complete = True
@@ -79,7 +94,7 @@ async def finish(
         handed_on = await ctx.storage.store_handoff(
             attempt.bucket, attempt.root or "", manifest, ctx.report_waiting
         )
-    status = phase_status.finished(
+    return phase_status.finished(
         ctx.status,
         verdict=verdict,
         run=run,
@@ -89,5 +104,3 @@ async def finish(
         now=now,
         handoff=handed_on,
     )
-    if await ctx.write_status(status) and ctx.storage is not None:
-        await delete_secret(ctx, attempt.number)

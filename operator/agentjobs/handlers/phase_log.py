@@ -1,4 +1,4 @@
-"""Reading a phase's agent log live, to its proven end, and the run's facts from it.
+"""Reading a phase's agent (or grader) log live, to its proven end, and the run's facts.
 
 The log is fed to the streaming reader as it arrives and spooled as the
 transcript. Progress is checkpointed in the Phase's status when the first
@@ -8,6 +8,10 @@ prove the log it re-reads still begins with those bytes and posts each
 a deletion the operator did not ask for, a disruption, an eviction or a lost
 node interrupt the run (R22a). Once the agent has terminated a last,
 non-following read takes the log to its end; only then is it whole (R14).
+
+The same reading serves a grader's pod (R39) with a :class:`GradeReader`: its
+progress is not checkpointed (a restarted operator reads a grader's log again
+from its first byte; its evaluation is recorded only once it is read whole).
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ import asyncio
 import logging
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Generic, Protocol, TypeVar
 
 import aiohttp
 
@@ -26,6 +31,7 @@ from agentjobs.adapters.log_follower import LogFollower
 from agentjobs.handlers import events
 from agentjobs.handlers.phase_context import PhaseContext
 from agentjobs.logic import pod_state, pods, resolution
+from agentjobs.logic.grade_reader import GradeReader, GradeVerdict
 from agentjobs.logic.pod_state import AgentState, Stage
 from agentjobs.logic.transcript_reader import ReaderVerdict, TranscriptReader
 from agentjobs.logic.transcripts import formats
@@ -58,22 +64,91 @@ class Transcript:
         self.size += len(chunk)
 
 
+class Verdict(Protocol):
+    """What a reader says at the end of a log; whether an agent CLI's terminal event came."""
+
+    @property
+    def terminal_event_seen(self) -> bool: ...
+
+
+VerdictT = TypeVar("VerdictT", bound=Verdict)
+VerdictT_co = TypeVar("VerdictT_co", bound=Verdict, covariant=True)
+
+
+class StreamReader(Protocol[VerdictT_co]):
+    """A block reader fed the log as it arrives (an agent's or a grader's)."""
+
+    @property
+    def blocks_seen(self) -> int: ...
+
+    def feed(self, chunk: bytes) -> None: ...
+
+    def close(self) -> VerdictT_co: ...
+
+
 @dataclass(frozen=True)
-class LogResult:
+class LogResult(Generic[VerdictT]):
     run: resolution.RunFacts
-    verdict: ReaderVerdict
+    verdict: VerdictT
     transcript: Transcript
 
 
-class LogReading:
-    """Reads one attempt's agent log to its end, watching the pod between streams."""
+def agent_log(
+    ctx: PhaseContext, pod_name: str, *, idle_seconds: float = LOG_IDLE_SECONDS
+) -> LogReading[ReaderVerdict]:
+    """The agent's log, its progress checkpointed and each report posted as it is read."""
+    transcript_format = ctx.spec.transcript_format or TranscriptFormat.TEXT
+    reader = TranscriptReader(transcript_format)
+
+    def on_report() -> None:
+        state = reader.standing_report().state
+        events.post(ctx.body, reason="ReportRead", message=f"the agent's report reads {state}")
+
+    return LogReading(
+        ctx,
+        pod_name,
+        reader,
+        transcript_format,
+        cli_error=lambda verdict: verdict.agent_cli_error,
+        on_report=on_report,
+        idle_seconds=idle_seconds,
+    )
+
+
+def grader_log(
+    ctx: PhaseContext, pod_name: str, transcript_format: TranscriptFormat | None
+) -> LogReading[GradeVerdict]:
+    """A grader's log (R39), read from its first byte, its progress not checkpointed."""
+    transcript_format = transcript_format or TranscriptFormat.TEXT
+    return LogReading(
+        ctx,
+        pod_name,
+        GradeReader(transcript_format),
+        transcript_format,
+        cli_error=lambda verdict: verdict.grader_cli_error,
+    )
+
+
+class LogReading(Generic[VerdictT]):
+    """Reads one pod's log to its end, watching the pod between streams. With ``on_report``
+    (the agent's log) progress is checkpointed in ``status.log`` and each block read is
+    announced; without, the log is read from its first byte whatever the status says."""
 
     def __init__(
-        self, ctx: PhaseContext, pod_name: str, *, idle_seconds: float = LOG_IDLE_SECONDS
+        self,
+        ctx: PhaseContext,
+        pod_name: str,
+        reader: StreamReader[VerdictT],
+        transcript_format: TranscriptFormat,
+        *,
+        cli_error: Callable[[VerdictT], SystemFailure | None],
+        on_report: Callable[[], None] | None = None,
+        idle_seconds: float = LOG_IDLE_SECONDS,
     ) -> None:
         self._ctx = ctx
         self._pod_name = pod_name
-        progress = ctx.status.log
+        self._on_report = on_report
+        progress = ctx.status.log if on_report is not None else None
         self._reports_posted = progress.reports_read if progress else 0
         self._follower = LogFollower(
             ctx.kube,
@@ -83,14 +158,14 @@ class LogReading:
             idle_seconds=idle_seconds,
             known=(progress.bytes_read, progress.sha256) if progress else None,
         )
-        transcript_format = ctx.spec.transcript_format or TranscriptFormat.TEXT
         self._needs_terminal_event = formats.has_events(transcript_format)
-        self._reader = TranscriptReader(transcript_format)
+        self._reader = reader
+        self._cli_error = cli_error
         self._transcript = Transcript()
         self._interrupted: SystemFailure | None = None
         self._give_up_at: float | None = None
 
-    async def read(self) -> LogResult:
+    async def read(self) -> LogResult[VerdictT]:
         while True:
             errored = not await self._pass(follow=True)
             pod = await self._ctx.current_pod(self._pod_name)
@@ -125,7 +200,9 @@ class LogReading:
         first = self._transcript.size == 0
         self._reader.feed(chunk)
         self._transcript.write(chunk)
-        reports = self._reader.reports_seen
+        if self._on_report is None:
+            return
+        reports = self._reader.blocks_seen
         if first or reports > self._reports_posted:
             await self._checkpoint_progress(reports)
 
@@ -142,12 +219,9 @@ class LogReading:
                 update={"bytes_read": known.bytes_read, "sha256": known.sha256}
             )
         await ctx.write_status(ctx.status.model_copy(update={"log": progress}))
-        if reports > self._reports_posted:
+        if reports > self._reports_posted and self._on_report is not None:
             self._reports_posted = reports
-            report = self._reader.standing_report()
-            events.post(
-                ctx.body, reason="ReportRead", message=f"the agent's report reads {report.state}"
-            )
+            self._on_report()
 
     def _note_interruption(self, pod: JsonObject, state: AgentState) -> None:
         if self._interrupted is not None:
@@ -162,7 +236,7 @@ class LogReading:
     def _past_grace(self) -> bool:
         return self._give_up_at is not None and time.monotonic() >= self._give_up_at
 
-    async def _finish(self, pod: JsonObject, state: AgentState) -> LogResult:
+    async def _finish(self, pod: JsonObject, state: AgentState) -> LogResult[VerdictT]:
         """The agent has terminated: read what the follow streams may have missed."""
         for attempt in range(FINAL_READ_TRIES):
             if await self._pass(follow=False):
@@ -172,7 +246,7 @@ class LogReading:
             await asyncio.sleep(0.5 * 2**attempt)
         return self._result(pod, state, whole=False)
 
-    def _result(self, pod: JsonObject, state: AgentState, *, whole: bool) -> LogResult:
+    def _result(self, pod: JsonObject, state: AgentState, *, whole: bool) -> LogResult[VerdictT]:
         verdict = self._reader.close()
         self._transcript.sha256 = self._follower.sha256
         intact = resolution.stream_intact(
@@ -189,13 +263,13 @@ class LogReading:
             exit_code=state.exit_code,
             stream_intact=intact,
             cancelled=self._ctx.cancel_requested,
-            interrupted=self._interrupted is not None,
+            interrupted=self._interrupted is not None or self._ctx.interrupt_requested,
             system_failure=failure,
-            agent_cli_error=verdict.agent_cli_error,
+            agent_cli_error=self._cli_error(verdict),
         )
         return LogResult(run, verdict, self._transcript)
 
-    def _vanished(self) -> LogResult:
+    def _vanished(self) -> LogResult[VerdictT]:
         """R22a: the pod vanished before its agent container terminated."""
         self._transcript.sha256 = self._follower.sha256
         cancelled = self._ctx.cancel_requested

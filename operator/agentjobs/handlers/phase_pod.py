@@ -5,8 +5,10 @@ another owner left behind is waited on (``RetryLater``), never used."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
+from dataclasses import dataclass
 
 import aiohttp
 
@@ -16,7 +18,8 @@ from agentjobs.handlers.errors import RetryLater, log_retry
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
 from agentjobs.logic import admission, credentials, handoff, naming, ownership, pods
 from agentjobs.models.contract import FailureKind, SystemFailure
-from agentjobs.models.resources import API_VERSION
+from agentjobs.models.resources import API_VERSION, PhaseSpec
+from agentjobs.models.storage import HandoffRef
 
 logger = logging.getLogger(__name__)
 # A phase without timeoutSeconds may run this long before its token expires.
@@ -35,17 +38,47 @@ async def create_owned(ctx: PhaseContext, collection: str, body: JsonObject) -> 
         raise RetryLater(ownership.describe_foreign(existing))
 
 
-async def create_pod(ctx: PhaseContext, attempt: Attempt) -> SystemFailure | None:
+@dataclass(frozen=True)
+class Revision:
+    """R42: what a revised attempt gets besides the phase's prompt: the section that follows
+    it, the evaluation file beside it, and the previous attempt's hand-off manifest."""
+
+    section: str
+    feedback_key: str
+    feedback: str
+    previous: HandoffRef
+
+
+@dataclass(frozen=True)
+class GraderPod:
+    """R38: a grader's pod, built from its own spec: its name, its ConfigMap's files (the
+    description and the rubric) and its token Secret's name."""
+
+    spec: PhaseSpec
+    pod_name: str
+    files: dict[str, str]
+    secret_name: str
+
+
+def _owner(ctx: PhaseContext) -> pods.Owner:
+    return pods.Owner(API_VERSION, "Phase", ctx.name, ctx.uid)
+
+
+async def create_pod(
+    ctx: PhaseContext, attempt: Attempt, *, revision: Revision | None = None
+) -> SystemFailure | None:
     """The attempt's ConfigMap, Secret and pod; a failure when the phase cannot run at all."""
     spec = ctx.spec
-    owner = pods.Owner(API_VERSION, "Phase", ctx.name, ctx.uid)
+    owner = _owner(ctx)
     prompt = spec.prompt
     if prompt is None and spec.prompt_from is not None:
         prompt, failure = await _referenced_prompt(ctx)
         if failure is not None:
             return failure
     try:
-        sidecars = await _prepare_storage(ctx, attempt, owner)
+        sidecars = await _prepare_storage(
+            ctx, attempt, owner, previous=revision.previous if revision else None
+        )
     except ApiError as error:
         refused = _refusal_blocker(error, "Secret")
         if refused is None:
@@ -53,11 +86,23 @@ async def create_pod(ctx: PhaseContext, attempt: Attempt) -> SystemFailure | Non
         return refused
     if isinstance(sidecars, SystemFailure):
         return sidecars
+    config_map_name = None
+    files = None
+    if revision is not None:
+        prompt = (prompt or "").rstrip("\n") + "\n\n" + revision.section
+        config_map_name = naming.pod_config_map(attempt.pod_name)
+        files = {revision.feedback_key: revision.feedback}
+        if sidecars is not None:
+            sidecars = dataclasses.replace(
+                sidecars, previous=revision.previous, feedback_key=revision.feedback_key
+            )
     config_map = pods.prompt_config_map(
         phase_resource=ctx.name,
         namespace=ctx.namespace,
         owner=owner,
         prompt=prompt or "",
+        name=config_map_name,
+        files=files,
     )
     pod = pods.phase_pod(
         spec,
@@ -68,7 +113,60 @@ async def create_pod(ctx: PhaseContext, attempt: Attempt) -> SystemFailure | Non
         sidecars=sidecars,
         security=ctx.config.security,
         pull_secrets=ctx.config.image_pull_secrets,
+        config_map_name=config_map_name,
     )
+    return await _create_all(ctx, config_map, pod)
+
+
+async def create_grader_pod(
+    ctx: PhaseContext, attempt: Attempt, grader: GraderPod
+) -> SystemFailure | None:
+    """R38: the grader's ConfigMap, token and pod, beside the attempt it grades (same
+    hardening, sidecars and storage as an agent pod; the grader's own storage root)."""
+    owner = _owner(ctx)
+    assert ctx.storage is not None and attempt.bucket is not None and attempt.root is not None
+    root = ctx.storage.grader_root(ctx.spec, namespace=ctx.namespace, attempt=attempt.number)
+    try:
+        sidecars = await _prepare_storage(
+            ctx,
+            Attempt(grader.pod_name, attempt.number, attempt.bucket, root),
+            owner,
+            spec=grader.spec,
+            secret_name=grader.secret_name,
+        )
+    except ApiError as error:
+        refused = _refusal_blocker(error, "Secret")
+        if refused is None:
+            raise
+        return refused
+    if isinstance(sidecars, SystemFailure):
+        return sidecars
+    config_map_name = naming.pod_config_map(grader.pod_name)
+    config_map = pods.config_map(
+        name=config_map_name,
+        phase_resource=ctx.name,
+        namespace=ctx.namespace,
+        owner=owner,
+        data=grader.files,
+    )
+    pod = pods.phase_pod(
+        grader.spec,
+        phase_resource=ctx.name,
+        namespace=ctx.namespace,
+        owner=owner,
+        attempt=attempt.number,
+        sidecars=sidecars,
+        security=ctx.config.security,
+        pull_secrets=ctx.config.image_pull_secrets,
+        pod_name=grader.pod_name,
+        config_map_name=config_map_name,
+    )
+    return await _create_all(ctx, config_map, pod)
+
+
+async def _create_all(
+    ctx: PhaseContext, config_map: JsonObject, pod: JsonObject
+) -> SystemFailure | None:
     for subject, collection, body in (
         ("ConfigMap", paths.config_map(ctx.namespace), config_map),
         ("pod", paths.pod(ctx.namespace), pod),
@@ -92,10 +190,18 @@ def _refusal_blocker(error: ApiError, subject: str) -> SystemFailure | None:
 
 
 async def _prepare_storage(
-    ctx: PhaseContext, attempt: Attempt, owner: pods.Owner
+    ctx: PhaseContext,
+    attempt: Attempt,
+    owner: pods.Owner,
+    *,
+    previous: HandoffRef | None = None,
+    spec: PhaseSpec | None = None,
+    secret_name: str | None = None,
 ) -> pods.Sidecars | SystemFailure | None:
     """The bucket and this attempt's token Secret; the sidecars that use them. A bucket the
-    admin does not allow blocks the phase before anything is created."""
+    admin does not allow blocks the phase before anything is created. ``previous`` is a
+    revised attempt's previous attempt (R42), readable too; ``spec`` a grader's (R38)."""
+    spec = spec or ctx.spec
     if ctx.storage is None or attempt.bucket is None or attempt.root is None:
         return None
     if not ctx.storage.policy.allows(attempt.bucket):
@@ -106,10 +212,10 @@ async def _prepare_storage(
         )
     await ctx.storage.ensure_bucket(attempt.bucket, ctx.report_waiting)
     service = ctx.storage.credentials
-    token = service.issue(_claims(ctx, attempt, attempt.bucket, attempt.root))
+    token = service.issue(_claims(ctx, spec, attempt, previous))
     # The Phase's UID and the attempt are in the name, so an AlreadyExists is this attempt's
     # own Secret (the operator may create Secrets but never read them).
-    secret_name = naming.storage_secret(ctx.name, ctx.uid, attempt.number)
+    secret_name = secret_name or naming.storage_secret(ctx.name, ctx.uid, attempt.number)
     await ctx.kube.create(
         paths.secret(ctx.namespace),
         pods.storage_secret(
@@ -123,17 +229,23 @@ async def _prepare_storage(
         bucket=attempt.bucket,
         attempt_root=attempt.root,
         harvest_interval_seconds=ctx.config.harvest_interval_seconds,
-        inputs=ctx.spec.inputs,
+        inputs=spec.inputs,
         harvest_limits=ctx.config.harvest_limits,
         resources=ctx.config.sidecar_resources,
     )
 
 
-def _claims(ctx: PhaseContext, attempt: Attempt, bucket: str, root: str) -> credentials.Claims:
+def _claims(
+    ctx: PhaseContext, spec: PhaseSpec, attempt: Attempt, previous: HandoffRef | None
+) -> credentials.Claims:
     """What this attempt's sidecars may do, until well after the phase could still run
     (the credentials endpoint refuses the token as soon as the phase has ended)."""
-    assert ctx.storage is not None
+    assert ctx.storage is not None and attempt.bucket is not None and attempt.root is not None
     execution_root = ctx.storage.execution_root(ctx.spec, namespace=ctx.namespace)
+    readable = handoff.readable_roots(spec, execution_root=execution_root)
+    if previous is not None:
+        earlier = spec.model_copy(update={"inputs": previous})
+        readable += handoff.readable_roots(earlier, execution_root=execution_root)
     running = ctx.spec.timeout_seconds or TOKEN_SECONDS_WITHOUT_TIMEOUT
     lifetime = ctx.config.pending_timeout + running + pods.STORAGE_GRACE_SECONDS
     return credentials.Claims(
@@ -141,8 +253,8 @@ def _claims(ctx: PhaseContext, attempt: Attempt, bucket: str, root: str) -> cred
         phase=ctx.name,
         phase_uid=ctx.uid,
         attempt=attempt.number,
-        writable=credentials.Root(bucket, root),
-        readable=handoff.readable_roots(ctx.spec, execution_root=execution_root),
+        writable=credentials.Root(attempt.bucket, attempt.root),
+        readable=readable,
         expires=int(time.time() + lifetime),
     )
 
@@ -181,7 +293,11 @@ async def delete_pod(ctx: PhaseContext, pod: JsonObject, *, grace_seconds: int) 
 
 
 async def delete_secret(ctx: PhaseContext, attempts: int) -> None:
-    """The tokens of every attempt are needed no more once the phase has ended."""
+    """The tokens of every attempt (and of its grader) are needed no more once the phase
+    has ended."""
     for number in range(1, attempts + 1):
         name = naming.storage_secret(ctx.name, ctx.uid, number)
         await ctx.kube.delete(paths.secret(ctx.namespace, name))
+        if ctx.spec.outcome is not None:
+            grader = naming.grader_storage_secret(ctx.name, ctx.uid, number)
+            await ctx.kube.delete(paths.secret(ctx.namespace, grader))

@@ -65,6 +65,15 @@ class PhaseStorage:
             attempt=attempt,
         )
 
+    def grader_root(self, spec: PhaseSpec, *, namespace: str, attempt: int) -> str:
+        """Where the grader of agent attempt ``attempt`` stores its output (R38)."""
+        return object_layout.grader_root(
+            execution_root=self.execution_root(spec, namespace=namespace),
+            index=spec.index,
+            phase=spec.name,
+            attempt=attempt,
+        )
+
     async def _retrying(self, operation: Callable[[], T], on_error: ErrorReport) -> T:
         backoff = 0.5
         while True:

@@ -124,7 +124,7 @@ def recovered_content(context: RecoveryContext) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def _title(path: str, *, recovered: bool, kept_as: KeptAs | None) -> str:
+def artifact_title(path: str, *, recovered: bool, kept_as: KeptAs | None) -> str:
     markers = [KEPT_MARKERS[kept_as]] if kept_as else []
     if recovered:
         markers.append(RECOVERED_MARKER)
@@ -134,7 +134,7 @@ def _title(path: str, *, recovered: bool, kept_as: KeptAs | None) -> str:
 def _file_artifact(entry: OutputEntry, kept_as: KeptAs | None) -> Artifact:
     return Artifact(
         path=entry.path,
-        title=_title(entry.path, recovered=False, kept_as=kept_as),
+        title=artifact_title(entry.path, recovered=False, kept_as=kept_as),
         size=entry.size,
         kept_as=kept_as,
     )
@@ -144,7 +144,7 @@ def _recovered_artifact(path: str, context: RecoveryContext, kept_as: KeptAs | N
     content = recovered_content(context)
     return Artifact(
         path=path,
-        title=_title(path, recovered=True, kept_as=kept_as),
+        title=artifact_title(path, recovered=True, kept_as=kept_as),
         size=len(content.encode("utf-8")),
         recovered=True,
         kept_as=kept_as,

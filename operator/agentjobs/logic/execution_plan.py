@@ -51,12 +51,21 @@ class ChildPhase:
 
 @dataclass(frozen=True)
 class ExecutionPlan:
-    """What to do: create phase ``create_index`` (handing it ``inputs``), cancel, write status."""
+    """What to do: create phase ``create_index`` (handing it ``inputs``), cancel or
+    interrupt (R44) running phases, write status."""
 
     create_index: int | None
     inputs: HandoffRef | None = None
     cancel: list[str] = field(default_factory=list)
+    interrupt: list[str] = field(default_factory=list)
     status: ExecutionResourceStatus = field(default_factory=ExecutionResourceStatus)
+
+
+INTERRUPTED_BETWEEN_PHASES = SystemFailure(
+    kind=FailureKind.TRANSIENT,
+    code="interrupted",
+    message="The execution was interrupted before its next phase started.",
+)
 
 
 def handed_off(previous: ChildPhase | None) -> HandoffRef | None:
@@ -130,6 +139,7 @@ def plan_execution(
     status, current, outcome = summary.status, summary.current_phase, summary.task_outcome
     create_index: int | None = None
     cancel: list[str] = []
+    interrupt: list[str] = []
     deleted = _deleted_phase(previous, ordered)
     if deleted is not None and status is ExecutionStatus.RUNNING:
         status, current = ExecutionStatus.INTERRUPTED, deleted
@@ -139,7 +149,15 @@ def plan_execution(
         ]
     elif status is ExecutionStatus.RUNNING:
         active = [c for c in ordered if not is_terminal(c.status)]
-        if spec.cancel:
+        if spec.interrupt:  # R44: the running phase ends interrupted, and so does the execution
+            interrupt = [c.resource_name for c in active if not c.spec.interrupt]
+            if not active:
+                status, current, outcome = (
+                    ExecutionStatus.INTERRUPTED,
+                    None,
+                    outcome_rules.from_failure(INTERRUPTED_BETWEEN_PHASES, now=now),
+                )
+        elif spec.cancel:
             cancel = [c.resource_name for c in active if not c.spec.cancel]
             if not active:
                 status, current, outcome = (
@@ -160,6 +178,7 @@ def plan_execution(
         create_index=create_index,
         inputs=handed_off(ordered[-1] if ordered and create_index is not None else None),
         cancel=cancel,
+        interrupt=interrupt,
         status=ExecutionResourceStatus(
             status=status,
             current_phase=current,

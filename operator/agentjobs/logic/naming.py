@@ -36,11 +36,26 @@ def pod(phase_resource_name: str, attempt: int) -> str:
     return f"{phase_resource_name}-a{attempt}"
 
 
+def grader_pod(phase_resource_name: str, attempt: int) -> str:
+    """The pod that grades agent attempt ``attempt`` (pod ``-a<attempt>``): ``-g<attempt>``."""
+    return f"{phase_resource_name}-g{attempt}"
+
+
 def prompt_config_map(phase_resource_name: str) -> str:
     return f"{phase_resource_name}-prompt"
+
+
+def pod_config_map(pod_name: str) -> str:
+    """The prompt ConfigMap of a revised agent attempt's or a grader's pod (R38, R42)."""
+    return f"{pod_name}-prompt"
 
 
 def storage_secret(phase_resource_name: str, phase_uid: str, attempt: int) -> str:
     """Unique to one attempt of one Phase object: a retry, or a Phase of the same name
     re-created later, gets its own (with its own token)."""
     return f"{phase_resource_name}-a{attempt}-storage-{phase_uid}"
+
+
+def grader_storage_secret(phase_resource_name: str, phase_uid: str, attempt: int) -> str:
+    """The token of the grader of agent attempt ``attempt``."""
+    return f"{phase_resource_name}-g{attempt}-storage-{phase_uid}"

@@ -2,7 +2,8 @@
 
 ``<bucket>/[<prefix>/]<namespace>/<execution>/<index>-<phase>/attempt-<n>/``
 holding ``output/<path>``, ``manifest.json`` (the harvester's), ``artifacts.json``
-(the operator's hand-off, R35) and ``transcript.log``.
+(the operator's hand-off, R35) and ``transcript.log``; the grader of attempt ``n``
+(R38) stores the same under ``grader-<n>/`` beside it.
 
 A per-Execution prefix is put in front of the namespace and execution, never
 instead of them, so that no Execution can point at another one's objects.
@@ -33,6 +34,11 @@ def execution_root(*, prefix: str | None, namespace: str, execution: str) -> str
 
 def attempt_root(*, execution_root: str, index: int, phase: str, attempt: int) -> str:
     return f"{execution_root}/{index}-{phase}/attempt-{attempt}"
+
+
+def grader_root(*, execution_root: str, index: int, phase: str, attempt: int) -> str:
+    """Where the grader of agent attempt ``attempt`` stores its own output and transcript."""
+    return f"{execution_root}/{index}-{phase}/grader-{attempt}"
 
 
 def output_key(attempt_root: str, path: str) -> str:

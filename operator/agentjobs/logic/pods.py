@@ -11,7 +11,7 @@ Kubernetes API by default.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,9 @@ PROMPT_KEY = "prompt.md"
 PROMPT_FILE = f"{PROMPT_DIRECTORY}/{PROMPT_KEY}"
 OUTPUT_DIRECTORY = f"{WORKSPACE_PATH}/artifacts/output"
 INPUT_DIRECTORY = f"{WORKSPACE_PATH}/artifacts/input"
+# R42: a revised attempt's previous files and the evaluation that asked for the revision.
+PREVIOUS_DIRECTORY = f"{WORKSPACE_PATH}/artifacts/previous"
+FEEDBACK_DIRECTORY = f"{WORKSPACE_PATH}/artifacts/feedback"
 
 TASK_RESULT_INSTRUCTION = """\
 
@@ -97,6 +100,10 @@ class Sidecars:
     harvest_limits: HarvestLimits = DEFAULT_LIMITS
     # Requests and limits of each sidecar (a namespace's quota may require them).
     resources: ResourceRequirements | None = None
+    # R42: the revised attempt's hand-off manifest (fetched into previous/) and the prompt
+    # ConfigMap's key holding the evaluation (copied into feedback/).
+    previous: HandoffRef | None = None
+    feedback_key: str | None = None
 
 
 def compose_prompt(prompt: str) -> str:
@@ -134,19 +141,39 @@ def _labels(spec: PhaseSpec, phase_resource: str, attempt: int) -> dict[str, str
 
 
 def prompt_config_map(
-    *, phase_resource: str, namespace: str, owner: Owner, prompt: str
+    *,
+    phase_resource: str,
+    namespace: str,
+    owner: Owner,
+    prompt: str,
+    name: str | None = None,
+    files: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    data = {PROMPT_KEY: compose_prompt(prompt)}
+    """The agent's prompt (with the TASK_RESULT instruction) and ``files`` beside it."""
+    data = {**(files or {}), PROMPT_KEY: compose_prompt(prompt)}
+    return config_map(
+        name=name or naming.prompt_config_map(phase_resource),
+        phase_resource=phase_resource,
+        namespace=namespace,
+        owner=owner,
+        data=data,
+    )
+
+
+def config_map(
+    *, name: str, phase_resource: str, namespace: str, owner: Owner, data: Mapping[str, str]
+) -> dict[str, Any]:
+    """A ConfigMap mounted read-only at PROMPT_DIRECTORY, ``data`` as its files."""
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
-            "name": naming.prompt_config_map(phase_resource),
+            "name": name,
             "namespace": namespace,
             "labels": {**naming.MANAGED_BY, naming.LABEL_PHASE: phase_resource},
             "ownerReferences": [owner.reference()],
         },
-        "data": data,
+        "data": dict(data),
     }
 
 
@@ -193,16 +220,9 @@ def _sidecar_containers(sidecars: Sidecars, security: SecurityContext) -> list[d
         "securityContext": pod_security.as_json(security),
         **_resources(sidecars.resources),
     }
-    if sidecars.inputs is not None:
-        fetcher["args"] = [
-            "fetch-inputs",
-            "--inputs-manifest",
-            sidecars.inputs.manifest,
-            "--inputs-sha256",
-            sidecars.inputs.sha256,
-            "--wait-for",
-            HARVESTER_READY_FILE,
-        ]
+    fetched = _fetcher_arguments(sidecars)
+    if fetched:
+        fetcher["args"] = ["fetch-inputs", *fetched, "--wait-for", HARVESTER_READY_FILE]
     else:
         # Nothing to fetch: a shell loop waits for the harvester, without starting Python.
         fetcher["command"] = ["sh", "-c", _PREPARE_WORKSPACE]
@@ -235,6 +255,21 @@ def _sidecar_containers(sidecars: Sidecars, security: SecurityContext) -> list[d
     return [harvester, fetcher]
 
 
+def _fetcher_arguments(sidecars: Sidecars) -> list[str]:
+    """What the fetcher brings into the workspace: the previous phase's artifacts (R35) and,
+    for a revised attempt, its previous files and the evaluation (R42)."""
+    arguments = []
+    if sidecars.inputs is not None:
+        arguments += ["--inputs-manifest", sidecars.inputs.manifest]
+        arguments += ["--inputs-sha256", sidecars.inputs.sha256]
+    if sidecars.previous is not None:
+        arguments += ["--previous-manifest", sidecars.previous.manifest]
+        arguments += ["--previous-sha256", sidecars.previous.sha256]
+    if sidecars.feedback_key is not None:
+        arguments += ["--feedback", f"{PROMPT_DIRECTORY}/{sidecars.feedback_key}"]
+    return arguments
+
+
 def _resources(resources: ResourceRequirements | None) -> dict[str, Any]:
     if resources is None:
         return {}
@@ -255,8 +290,14 @@ def phase_pod(
     sidecars: Sidecars | None,
     security: pod_security.PodSecurity,
     pull_secrets: Sequence[str] = (),
+    pod_name: str | None = None,
+    config_map_name: str | None = None,
 ) -> dict[str, Any]:
-    """The pod that runs one attempt of a phase; ``pull_secrets`` are the operator's."""
+    """The pod that runs one attempt of a phase; ``pull_secrets`` are the operator's.
+
+    A grader (R38) runs in a pod built here too, from the spec its outcome gives
+    (:mod:`agentjobs.logic.outcomes.grader`), named ``pod_name``, with its own ConfigMap.
+    """
     transcript_format = spec.transcript_format or TranscriptFormat.TEXT
     env = [
         {"name": "AGENTJOBS_PROMPT_FILE", "value": PROMPT_FILE},
@@ -305,7 +346,7 @@ def phase_pod(
             {"name": pod_placement.HOME_VOLUME, "emptyDir": {}},
             {
                 "name": PROMPT_VOLUME,
-                "configMap": {"name": naming.prompt_config_map(phase_resource)},
+                "configMap": {"name": config_map_name or naming.prompt_config_map(phase_resource)},
             },
         ],
         "automountServiceAccountToken": spec.service_account_name is not None,
@@ -330,7 +371,7 @@ def phase_pod(
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
-            "name": naming.pod(phase_resource, attempt),
+            "name": pod_name or naming.pod(phase_resource, attempt),
             "namespace": namespace,
             "labels": _labels(spec, phase_resource, attempt),
             "ownerReferences": [owner.reference()],

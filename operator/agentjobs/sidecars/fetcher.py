@@ -1,7 +1,9 @@
 """The input fetcher: an init container that prepares the workspace (R35).
 
 It creates ``artifacts/output/`` and ``artifacts/input/`` and downloads the
-previous phase's artifacts into ``artifacts/input/``. What to fetch is one
+previous phase's artifacts into ``artifacts/input/``; for a revised attempt of an
+outcome (R42) also its previous attempt's files into ``artifacts/previous/`` and the
+evaluation into ``artifacts/feedback/``. What to fetch is one
 object, the previous phase's hand-off manifest, named with its SHA-256 in
 the Phase's spec; every entry is checked (``logic/handoff.py``: stored under
 the handed-on attempt, landing under ``input/``) and every file against its
@@ -19,6 +21,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -73,14 +76,29 @@ def read_manifest(store: PresignedStore, inputs: HandoffRef) -> HandoffManifest:
     return HandoffManifest.model_validate_json(data)
 
 
+@dataclass(frozen=True)
+class Revision:
+    """R42: what a revised attempt gets besides its inputs: its previous attempt's files
+    (that attempt's hand-off manifest) and the evaluation file, copied from its ConfigMap."""
+
+    previous: HandoffRef
+    previous_dir: Path
+    feedback: Path | None
+    feedback_dir: Path
+
+
 def fetch(
     store: PresignedStore | None,
     inputs: HandoffRef | None,
     *,
     input_dir: Path,
     output_dir: Path,
+    revision: Revision | None = None,
 ) -> None:
-    for directory in (output_dir, input_dir):
+    directories_made = [output_dir, input_dir]
+    if revision is not None:
+        directories_made += [revision.previous_dir, revision.feedback_dir]
+    for directory in directories_made:
         directory.mkdir(parents=True, exist_ok=True)
         descriptor = directories.open_root(directory)  # refused if a symlink is on the way
         try:
@@ -88,15 +106,26 @@ def fetch(
             os.fchmod(descriptor, pod_placement.SHARED_DIRECTORY_MODE)
         finally:
             os.close(descriptor)
-    if inputs is None:
-        return
-    assert store is not None, "inputs to fetch but no storage configured"
+    if inputs is not None:
+        assert store is not None, "inputs to fetch but no storage configured"
+        _download(store, inputs, input_dir)
+    if revision is not None:
+        assert store is not None, "previous files to fetch but no storage configured"
+        _download(store, revision.previous, revision.previous_dir)
+        if revision.feedback is not None:
+            target = revision.feedback_dir / revision.feedback.name
+            target.write_bytes(revision.feedback.read_bytes())
+            logger.info("wrote the evaluation to %s", target)
+
+
+def _download(store: PresignedStore, inputs: HandoffRef, into: Path) -> None:
+    """Every artifact the hand-off manifest ``inputs`` lists, checked, under ``into``."""
     plan = handoff.downloads(read_manifest(store, inputs), inputs)
     try:  # one request for every URL; on failure each download asks for its own
         store.prepare("GET", [item.location for item in plan])
     except StorageError as error:
         logger.warning("presigning inputs failed: %s", error)
-    root = directories.open_root(input_dir)
+    root = directories.open_root(into)
     try:
         for item in plan:
             shown = str(item.path)

@@ -1,0 +1,336 @@
+"""The outcome loop (R37-R44) as a phase's runner drives it.
+
+After an agent attempt concludes, :func:`after_attempt` either ends the phase
+with it (no outcome, or an attempt that did not complete: nothing is graded,
+R37) or starts its evaluation: the grader's pod ``<phase>-g<n>`` grades attempt
+``n`` (pod ``<phase>-a<n>``, evaluation ``n - 1``, 0-based), its log read
+live by the same machinery as the agent's. The evaluation's end is written in
+one status write with what follows it, the next attempt or the phase's end
+(:mod:`agentjobs.logic.outcomes.loop_status`), so a restarted operator resumes
+exactly: an evaluation recorded as started and not finished is graded again
+by the same grader pod (found by its name), from its log's first byte.
+
+Decision where the contract is silent: the revised attempt's evaluation file
+holds the grader's words uncut; if the operator restarts between the
+evaluation's end and the revised attempt's pod, the file is rebuilt from the
+status record, which cuts long texts (``record.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from agentjobs.adapters import paths
+from agentjobs.handlers import events, phase_finish, phase_log, phase_pod, pod_wait
+from agentjobs.handlers.phase_context import Attempt, PhaseContext
+from agentjobs.logic import naming, outcome, resolution
+from agentjobs.logic.outcomes import evaluation, grader, loop_status, phase_end, record, revision
+from agentjobs.models.contract import (
+    Criterion,
+    EvaluationResult,
+    FailureKind,
+    Grade,
+    GradeState,
+    PhaseStatus,
+    SystemFailure,
+    Usage,
+)
+from agentjobs.models.outcomes import Evaluation, PhaseOutcome
+from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.storage import HandoffRef
+
+ONGOING_CHECK_SECONDS = 1.0
+NO_STORAGE = SystemFailure(
+    kind=FailureKind.CONFIG,
+    code="OutcomeNeedsStorage",
+    message="an outcome needs artifact storage: the grader reads the attempt's stored artifacts",
+)
+
+
+async def after_attempt(
+    ctx: PhaseContext, attempt: Attempt, concluded: PhaseResourceStatus
+) -> phase_pod.Revision | None:
+    """End the phase with the attempt, or grade it; the next attempt's revision if the
+    loop goes on."""
+    concluded = loop_status.with_earlier_usage(concluded, ctx.status.usage)
+    stopped = ctx.cancel_requested
+    if (
+        ctx.spec.outcome is None
+        or stopped
+        or not evaluation.is_graded(concluded.status or PhaseStatus.FAILED)
+    ):
+        await phase_finish.write_final(ctx, attempt, concluded)
+        return None
+    iteration = attempt.number - 1
+    now = datetime.now(UTC)
+    recorded = record.started(
+        ctx.status.outcome,
+        iteration=iteration,
+        grader_pod=naming.grader_pod(ctx.name, attempt.number),
+        now=now,
+    )
+    started = _evaluation(recorded.evaluations, iteration)
+    max_iterations = ctx.spec.outcome.max_iterations
+    grading = loop_status.grading(
+        concluded,
+        recorded=recorded,
+        message=f"{started.grader_pod} grades the work of {attempt.pod_name}",
+        generation=ctx.generation,
+        now=now,
+    )
+    if not await ctx.write_status(grading):
+        return None
+    events.post(
+        ctx.body,
+        reason=record.START_EVENT,
+        message=record.start_message(started, max_iterations=max_iterations),
+    )
+    return await grade(ctx, attempt)
+
+
+def is_grading(ctx: PhaseContext, attempt: Attempt) -> bool:
+    """Whether ``attempt``'s evaluation was started and has not ended (a restart)."""
+    recorded = ctx.status.outcome
+    return recorded is not None and any(
+        e.iteration == attempt.number - 1 and e.result is None for e in recorded.evaluations
+    )
+
+
+async def grade(ctx: PhaseContext, attempt: Attempt) -> phase_pod.Revision | None:
+    """Run (or find again) the grader of ``attempt``, record how its evaluation ended and
+    go on as it says: the next attempt's revision, or None when the phase has ended."""
+    spec_outcome = ctx.spec.outcome
+    assert spec_outcome is not None and ctx.status.outcome is not None
+    iteration = attempt.number - 1
+    grader_name = naming.grader_pod(ctx.name, attempt.number)
+    evaluated, grade_read, spent = await _evaluate(ctx, attempt, grader_name)
+    now = datetime.now(UTC)
+    explanation = grade_read.explanation if grade_read else None
+    if explanation is None and evaluated.cause is not None:
+        explanation = evaluated.cause.message  # a failed evaluation says why
+    criteria = grade_read.criteria if grade_read else []
+    recorded = record.finished(
+        ctx.status.outcome,
+        iteration=iteration,
+        result=evaluated.result,
+        explanation=explanation,
+        criteria=criteria,
+        spent=spent,
+        now=now,
+    )
+    finished = _evaluation(recorded.evaluations, iteration)
+    handed_on = ctx.status.handoff
+    next_revision: phase_pod.Revision | None = None
+    if ctx.cancel_requested:
+        status = _cancelled(ctx, recorded, spent, now)
+    elif evaluated.next_iteration is not None and handed_on is not None:
+        next_revision = _revision(
+            iteration, spec_outcome.max_iterations, explanation, criteria, handed_on
+        )
+        status = loop_status.revising(
+            ctx.status,
+            recorded=recorded,
+            spent=spent,
+            next_attempt=attempt.number + 1,
+            message=f"{naming.pod(ctx.name, attempt.number + 1)} revises the work",
+            generation=ctx.generation,
+            now=now,
+        )
+    else:
+        end = phase_end.phase_end(
+            evaluated,
+            criteria=criteria,
+            explanation=explanation,
+            agent_outcome=ctx.status.task_outcome or outcome.from_failure(NO_STORAGE, now=now),
+            max_iterations=spec_outcome.max_iterations,
+            now=now,
+        )
+        status = loop_status.ended(
+            ctx.status,
+            end,
+            recorded=recorded,
+            spent=spent,
+            generation=ctx.generation,
+            now=now,
+        )
+    events.post(
+        ctx.body,
+        reason=record.END_EVENT,
+        message=record.end_message(finished),
+        warning=evaluated.result
+        not in (EvaluationResult.SATISFIED, EvaluationResult.NEEDS_REVISION),
+    )
+    if status.status is PhaseStatus.RUNNING:
+        if not await ctx.write_status(status):
+            return None
+    else:
+        await phase_finish.write_final(ctx, attempt, status)
+    await pod_wait.release(ctx, grader_name)
+    return next_revision
+
+
+def recorded_revision(ctx: PhaseContext, attempt: Attempt) -> phase_pod.Revision | None:
+    """A revised attempt's revision rebuilt from the status (after a restart, R42)."""
+    recorded, handed_on, spec_outcome = ctx.status.outcome, ctx.status.handoff, ctx.spec.outcome
+    if attempt.number < 2 or recorded is None or handed_on is None or spec_outcome is None:
+        return None
+    iteration = attempt.number - 2
+    found = [e for e in recorded.evaluations if e.iteration == iteration]
+    if not found or found[0].result is not EvaluationResult.NEEDS_REVISION:
+        return None
+    return _revision(
+        iteration, spec_outcome.max_iterations, found[0].explanation, found[0].criteria, handed_on
+    )
+
+
+def _revision(
+    iteration: int,
+    max_iterations: int,
+    explanation: str | None,
+    criteria: list[Criterion],
+    previous: HandoffRef,
+) -> phase_pod.Revision:
+    section = revision.revision_section(
+        iteration=iteration,
+        max_iterations=max_iterations,
+        explanation=explanation,
+        criteria=criteria,
+    )
+    document = revision.evaluation_document(
+        iteration=iteration,
+        result=EvaluationResult.NEEDS_REVISION,
+        explanation=explanation,
+        criteria=criteria,
+    )
+    key = revision.feedback_path(iteration).rsplit("/", 1)[1]
+    return phase_pod.Revision(
+        section=section, feedback_key=key, feedback=document, previous=previous
+    )
+
+
+async def _evaluate(
+    ctx: PhaseContext, attempt: Attempt, grader_name: str
+) -> tuple[evaluation.Evaluated, Grade | None, Usage | None]:
+    """The grader's run and its grade, as evaluation ``attempt - 1`` of the loop."""
+    spec_outcome = ctx.spec.outcome
+    assert spec_outcome is not None
+    iteration = attempt.number - 1
+    limit = spec_outcome.max_iterations
+
+    def failed(cause: SystemFailure) -> tuple[evaluation.Evaluated, None, None]:
+        return evaluation.Evaluated(iteration, EvaluationResult.FAILED, cause), None, None
+
+    if ctx.interrupt_requested or ctx.cancel_requested:
+        return evaluation.Evaluated(iteration, EvaluationResult.INTERRUPTED), None, None
+    handed_on = ctx.status.handoff
+    if ctx.storage is None or handed_on is None or attempt.bucket is None:
+        return failed(NO_STORAGE)
+    rubric = await _rubric(ctx)
+    if isinstance(rubric, SystemFailure):
+        return failed(rubric)
+    pod = phase_pod.GraderPod(
+        spec=grader.grader_spec(ctx.spec, handed_on),
+        pod_name=grader_name,
+        files=grader.grader_files(spec_outcome, rubric),
+        secret_name=naming.grader_storage_secret(ctx.name, ctx.uid, attempt.number),
+    )
+    refused = await phase_pod.create_grader_pod(ctx, attempt, pod)
+    if refused is not None:
+        return failed(refused)
+    stopper = asyncio.create_task(pod_wait.stop_when_requested(ctx, grader_name))
+    ongoing = asyncio.create_task(_post_ongoing(ctx, iteration))
+    verdict = None
+    try:
+        waited = await pod_wait.wait_for_start(ctx, grader_name)
+        if isinstance(waited, resolution.RunFacts):
+            run = waited
+        else:
+            reading = phase_log.grader_log(ctx, grader_name, pod.spec.transcript_format)
+            result = await reading.read()
+            run, verdict = result.run, result.verdict
+            ended = await pod_wait.settle(ctx, grader_name)
+            if ended is not None:
+                run = pod_wait.with_final_status(ctx, run, ended)
+            root = ctx.storage.grader_root(
+                ctx.spec, namespace=ctx.namespace, attempt=attempt.number
+            )
+            await phase_finish.store_transcript(
+                ctx, Attempt(grader_name, attempt.number, attempt.bucket, root), result.transcript
+            )
+    finally:
+        stopper.cancel()
+        ongoing.cancel()
+    graded = verdict.grade if verdict else Grade(state=GradeState.NOT_REPORTED)
+    grader_run = evaluation.GraderRun(
+        exit_code=run.exit_code,
+        stream_intact=run.stream_intact,
+        interrupted=run.interrupted or run.cancelled or ctx.interrupt_requested,
+        system_failure=run.system_failure,
+        cli_error=verdict.grader_cli_error if verdict else None,
+    )
+    evaluated = evaluation.evaluate(graded, grader_run, iteration=iteration, max_iterations=limit)
+    return evaluated, (graded if verdict else None), (verdict.usage if verdict else None)
+
+
+async def _rubric(ctx: PhaseContext) -> str | SystemFailure:
+    """The outcome's rubric, inline or from its ConfigMap (R37)."""
+    spec_outcome = ctx.spec.outcome
+    assert spec_outcome is not None
+    if spec_outcome.rubric is not None:
+        return spec_outcome.rubric
+    assert spec_outcome.rubric_from is not None
+    ref = spec_outcome.rubric_from.config_map_key_ref
+    config_map = await ctx.kube.get(paths.config_map(ctx.namespace, ref.name))
+    rubric = ((config_map or {}).get("data") or {}).get(ref.key)
+    if rubric is None:
+        return SystemFailure(
+            kind=FailureKind.CONFIG,
+            code="RubricNotFound",
+            message=f"the rubric is not in ConfigMap {ref.name!r} under key {ref.key!r}",
+        )
+    return str(rubric)
+
+
+async def _post_ongoing(ctx: PhaseContext, iteration: int) -> None:
+    """``OutcomeEvaluationOngoing`` every 30 s while the grader runs (R43)."""
+    last: datetime | None = None
+    while True:
+        await asyncio.sleep(ONGOING_CHECK_SECONDS)
+        recorded = ctx.status.outcome
+        if recorded is None:
+            continue
+        current = _evaluation(recorded.evaluations, iteration)
+        now = datetime.now(UTC)
+        if current.started_at is not None and record.ongoing_due(current.started_at, last, now=now):
+            last = now
+            events.post(
+                ctx.body,
+                reason=record.ONGOING_EVENT,
+                message=record.ongoing_message(current, now=now),
+            )
+
+
+def _cancelled(
+    ctx: PhaseContext, recorded: PhaseOutcome, spent: Usage | None, now: datetime
+) -> PhaseResourceStatus:
+    """Cancelled while its grader ran: the phase ``cancelled`` (R22), its work partial."""
+    end = phase_end.LoopEnd(
+        PhaseStatus.CANCELLED,
+        None,
+        None,
+        outcome.cancelled("The phase was cancelled while its outcome was evaluated.", now=now),
+        "partial",
+    )
+    return loop_status.ended(
+        ctx.status,
+        end,
+        recorded=recorded,
+        spent=spent,
+        generation=ctx.generation,
+        now=now,
+    )
+
+
+def _evaluation(evaluations: list[Evaluation], iteration: int) -> Evaluation:
+    return next(e for e in evaluations if e.iteration == iteration)

@@ -1,0 +1,120 @@
+"""Waiting on one of a phase's pods (an agent attempt's or a grader's): for its main
+container to start, for its harvester's last sync, and letting it go once recorded."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime, timedelta
+
+from agentjobs.adapters.kube import JsonObject
+from agentjobs.handlers import phase_pod, pod_release
+from agentjobs.handlers.phase_context import PhaseContext
+from agentjobs.logic import pod_state, pods, resolution
+from agentjobs.logic.pod_state import Stage
+from agentjobs.models.contract import SystemFailure
+
+RECHECK_SECONDS = 2.0
+# A pod still there this long past its deletion deadline has no kubelet stopping it (its
+# node is gone): it is not waited on any longer.
+HARVEST_GRACE = timedelta(seconds=30)
+
+
+def never_ran(
+    *, cancelled: bool = False, interrupted: bool = False, failure: SystemFailure | None = None
+) -> resolution.RunFacts:
+    return resolution.RunFacts(
+        exit_code=None,
+        stream_intact=False,
+        cancelled=cancelled,
+        interrupted=interrupted and not cancelled,
+        system_failure=failure,
+    )
+
+
+async def wait_for_start(ctx: PhaseContext, pod_name: str) -> JsonObject | resolution.RunFacts:
+    """The pod once its main container has started, or the run facts of one that never will."""
+    while True:
+        pod = await ctx.current_pod(pod_name)
+        if pod is None:
+            return never_ran(cancelled=ctx.cancel_requested, interrupted=True)
+        state = pod_state.agent_state(pod, pods.AGENT_CONTAINER)
+        if state.stage is not Stage.WAITING:
+            return pod
+        interrupted = ctx.interruption(pod)
+        if interrupted is not None:
+            return never_ran(interrupted=True, failure=interrupted)
+        if ctx.deleted_by_operator and (ctx.cancel_requested or ctx.interrupt_requested):
+            return never_ran(cancelled=ctx.cancel_requested, interrupted=True)
+        now = datetime.now(UTC)
+        timeout = ctx.config.pending_timeout
+        failure = pod_state.pending_failure(pod, state, now=now, timeout=timeout)
+        if failure is not None:
+            return never_ran(failure=failure)
+        deadline = pod_state.pending_deadline(pod, timeout=timeout)
+        left = (deadline - now).total_seconds() if deadline else RECHECK_SECONDS
+        await ctx.wait(min(RECHECK_SECONDS, left))
+
+
+async def settle(ctx: PhaseContext, pod_name: str) -> JsonObject | None:
+    """A pod whose main container never started is removed (nothing of it is left to sync);
+    any other is left to its harvester's last sync. The pod as last seen, if it is there."""
+    pod = await ctx.current_pod(pod_name)
+    if pod is None:
+        return None
+    if pod_state.agent_state(pod, pods.AGENT_CONTAINER).stage is Stage.WAITING:
+        await phase_pod.delete_pod(ctx, pod, grace_seconds=0)
+        return None
+    return await wait_for_end(ctx, pod_name)
+
+
+async def wait_for_end(ctx: PhaseContext, pod_name: str) -> JsonObject | None:
+    """Until the pod has ended, so its harvester's last sync is done and its final status
+    (where the kubelet writes an eviction) is in; None when it is gone."""
+    waited = 0.0
+    while True:
+        pod = await ctx.current_pod(pod_name)
+        if pod is None or pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+            return pod
+        deadline = pod_state.removal_deadline(pod)
+        overdue = deadline is not None and datetime.now(UTC) - deadline > HARVEST_GRACE
+        if overdue or pod_state.node_lost(pod):
+            return pod  # no kubelet is stopping it: its manifest says how far it got
+        if waited >= RECHECK_SECONDS and ctx.storage is not None:
+            line = await ctx.kube.log_tail(ctx.namespace, pod_name, pods.HARVESTER_CONTAINER)
+            await ctx.report_waiting(
+                f"{pod_name} has finished; waiting for the harvester: {line or 'syncing'}"
+            )
+        await ctx.wait(RECHECK_SECONDS)
+        waited += RECHECK_SECONDS
+
+
+async def release(ctx: PhaseContext, pod_name: str) -> None:
+    """The run is recorded: the pod may go whenever it is deleted."""
+    pod = await ctx.current_pod(pod_name)
+    if pod is not None:
+        await pod_release.release(ctx.kube, pod)
+
+
+async def stop_when_requested(ctx: PhaseContext, pod_name: str) -> None:
+    """Delete the pod once the phase is cancelled or interrupted (R22, R44)."""
+    while not (ctx.cancel_requested or ctx.interrupt_requested):
+        await ctx.wait(RECHECK_SECONDS)
+    pod = await ctx.current_pod(pod_name)
+    if pod is not None:
+        await phase_pod.delete_pod(ctx, pod, grace_seconds=ctx.config.cancel_grace_seconds)
+    ctx.changed.set()
+
+
+def with_final_status(
+    ctx: PhaseContext, run: resolution.RunFacts, pod: JsonObject
+) -> resolution.RunFacts:
+    """The run's facts with what only the pod's final status says: the kubelet writes a
+    deadline's or an eviction's reason there, after the container's own exit."""
+    agent = pod_state.agent_state(pod, pods.AGENT_CONTAINER)
+    if run.cancelled or run.interrupted or agent.stage is not Stage.TERMINATED:
+        return run
+    cut = ctx.interruption(pod, agent)
+    if cut is not None:
+        return dataclasses.replace(run, interrupted=True, system_failure=cut)
+    failure = pod_state.termination_failure(pod, agent)
+    return dataclasses.replace(run, system_failure=failure or run.system_failure)
