@@ -116,6 +116,7 @@ def test_an_unreadable_pattern_is_refused_when_the_operator_starts(pattern: str)
         ("http://0xa9.0xfe.0xa9.0xfe/", "four decimal numbers"),
         ("http://0177.0.0.1/", "four decimal numbers"),
         ("https://hooks_example.com/", "DNS name"),
+        ("https://hooks.example.com./", "must not end with '.'"),
         ("https://hooks%2eexample.com/", "percent-encoded"),
         ("https://[not-ipv6]/", "IPv6"),
         ("https://hooks.example.com/" + "a" * 2100, "longer than 2048"),

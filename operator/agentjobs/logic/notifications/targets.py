@@ -116,7 +116,9 @@ def _host(parts: SplitResult) -> str:
         except ValueError:
             raise TargetRefused("the url's [host] is not an IPv6 address") from None
         return host
-    name = host.removesuffix(".")
+    if host.endswith("."):
+        raise TargetRefused("the url's host must not end with '.': write the name without it")
+    name = host
     try:
         ipaddress.IPv4Address(name)
     except ValueError:
