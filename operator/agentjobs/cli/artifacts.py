@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import sys
 from pathlib import Path
 
 from agentjobs.adapters.object_store import ObjectStore, StorageError, StorageSettings
 from agentjobs.logic import handoff, naming
-from agentjobs.models.resources import ArtifactStatus, PhaseResourceStatus, PhaseSpec
-from agentjobs.models.storage import ObjectLocation
+from agentjobs.models.resources import PhaseResourceStatus, PhaseSpec
+from agentjobs.models.storage import HandoffManifest, InputArtifact, ObjectLocation
 
 HELP = "list or download an execution's artifacts"
 DESCRIPTION = (
-    "List the artifacts of an Execution's phases (from their status), or download them with "
-    "--download, verifying each SHA-256. Downloads use the AGENTJOBS_S3_* settings."
+    "List the artifacts of an Execution's phases (from their status: the first 100 of each), "
+    "or download every one with --download (from each phase's artifacts.json), verifying "
+    "each SHA-256. Downloads use the AGENTJOBS_S3_* settings."
 )
 
 
@@ -27,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-PhaseArtifacts = tuple[PhaseSpec, list[ArtifactStatus]]
+PhaseArtifacts = tuple[PhaseSpec, PhaseResourceStatus]
 
 
 async def _phases(namespace: str, execution: str) -> list[PhaseArtifacts]:
@@ -47,7 +49,7 @@ async def _phases(namespace: str, execution: str) -> list[PhaseArtifacts]:
     found = [
         (
             PhaseSpec.model_validate(item["spec"]),
-            PhaseResourceStatus.model_validate(item.get("status") or {}).artifacts,
+            PhaseResourceStatus.model_validate(item.get("status") or {}),
         )
         for item in items
     ]
@@ -56,8 +58,8 @@ async def _phases(namespace: str, execution: str) -> list[PhaseArtifacts]:
 
 def _print(phases: list[PhaseArtifacts]) -> None:
     rows = [("PHASE", "SIZE", "SHA256", "TITLE", "URL")]
-    for spec, artifacts in phases:
-        for artifact in artifacts:
+    for spec, status in phases:
+        for artifact in status.artifacts:
             rows.append(
                 (
                     spec.name,
@@ -76,13 +78,25 @@ def _print(phases: list[PhaseArtifacts]) -> None:
         )
 
 
+def _stored(store: ObjectStore, status: PhaseResourceStatus) -> list[InputArtifact]:
+    """Every stored artifact of a phase: its hand-off manifest, checked, or else its status."""
+    if status.handoff is None:
+        return [
+            InputArtifact(path=a.path, url=a.url, sha256=a.sha256, size=a.size)
+            for a in status.artifacts
+            if a.url is not None and a.sha256 is not None
+        ]
+    data = store.get_bytes(ObjectLocation.parse(status.handoff.manifest)) or b""
+    if hashlib.sha256(data).hexdigest() != status.handoff.sha256:
+        raise ValueError(f"{status.handoff.manifest} is missing or not the one the status names")
+    return HandoffManifest.model_validate_json(data).artifacts
+
+
 def _download(phases: list[PhaseArtifacts], directory: Path) -> int:
     store = ObjectStore(StorageSettings.from_environment())
     count = 0
-    for spec, artifacts in phases:
-        for artifact in artifacts:
-            if artifact.url is None or artifact.sha256 is None:
-                continue
+    for spec, status in phases:
+        for artifact in _stored(store, status):
             target = (
                 directory
                 / f"{spec.index}-{spec.name}"
