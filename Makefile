@@ -36,13 +36,18 @@ chaos: install
 	AGENTJOBS_CHAOS_KILLS=100 AGENTJOBS_CHAOS_EXECUTIONS=50 $(BIN)/pytest -s tests/chaos
 
 # --- Install and try it (issue 6) ------------------------------------------------------------
-.PHONY: demo chart manifests kind-up
+.PHONY: demo demo-outcome chart manifests kind-up
 
 # The whole path on this machine, no Docker: the local control plane and S3 store (built the
 # first time, which needs `go`), the CRDs and the chart's RBAC, the operator with that RBAC,
 # and the multi-phase example with the example agent, watched live. The cluster stays up.
 demo: install
 	$(BIN)/python -m devcluster.demo
+
+# The outcome example (manifests/examples/outcome.yaml) the same way: each attempt graded by the
+# example grader in its own pod, each evaluation shown as it starts, runs and ends.
+demo-outcome: install
+	$(BIN)/python -m devcluster.demo outcome
 
 # Lint the chart, validate what it renders against the Kubernetes schemas, check its values.
 chart: install

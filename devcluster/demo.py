@@ -6,6 +6,10 @@ local process with that ServiceAccount's token (not an admin credential), applie
 the multi-phase example with the example agent, shows each phase's progress and
 the agent's output live, and ends with the Execution's verdict and its artifacts.
 The operator stops at the end; the cluster stays up for a look around.
+
+`python -m devcluster.demo outcome` (`make demo-outcome`) runs the outcome example
+instead: the example grader grades each attempt in its own pod, and each evaluation
+is shown as it starts, while its grader runs and when it ends (R43).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +36,39 @@ from devcluster.layout import REPO_ROOT, Layout, default_layout
 
 NAMESPACE = "agentjobs-demo"
 RELEASE = "agentjobs"
-EXECUTION = "fix-flaky-test"
-EXAMPLE = REPO_ROOT / "manifests" / "examples" / "multi-phase.yaml"
 AGENT_SCRIPT = REPO_ROOT / "manifests" / "examples" / "agent" / "agent.sh"
+GRADER_SCRIPT = REPO_ROOT / "manifests" / "examples" / "agent" / "grade.sh"
 AGENT_IMAGE = "ghcr.io/agentjobs/example-agent"
 CHART = REPO_ROOT / "charts" / "agentjobs"
 WORK_DIR = REPO_ROOT / "build" / "demo"
 AGENTJOBS = Path(sys.executable).parent / "agentjobs"
 TIMEOUT_SECONDS = 300.0
 RBAC_TEMPLATES = ("serviceaccount.yaml", "role.yaml", "rolebinding.yaml")
+
+
+@dataclass(frozen=True)
+class Example:
+    """One example manifest the demo applies, and the Execution it creates."""
+
+    execution: str
+    manifest: Path
+    what: str
+    make_target: str
+
+
+MULTI_PHASE = Example(
+    "fix-flaky-test",
+    REPO_ROOT / "manifests" / "examples" / "multi-phase.yaml",
+    "three phases with the example agent",
+    "demo",
+)
+OUTCOME = Example(
+    "release-notes-graded",
+    REPO_ROOT / "manifests" / "examples" / "outcome.yaml",
+    "one phase graded against a rubric by the example grader",
+    "demo-outcome",
+)
+EXAMPLES = {"multi-phase": MULTI_PHASE, "outcome": OUTCOME}
 
 
 class DemoError(RuntimeError):
@@ -90,6 +119,8 @@ def agent_image_table(layout: Layout) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     script = directory / "example-agent.sh"
     shutil.copyfile(AGENT_SCRIPT, script)
+    # `agent.sh grade` runs the grade.sh beside it, as in the image (the outcome example).
+    shutil.copyfile(GRADER_SCRIPT, directory / "grade.sh")
     table = directory / "example-agent.yaml"
     entry = {
         "entrypoint": ["sh", str(script)],
@@ -177,13 +208,13 @@ def operator(kubectl: Kubectl, kubeconfig: Path) -> Iterator[Path]:
         print(f"operator stopped (its log: {log.relative_to(REPO_ROOT)})", flush=True)
 
 
-def remove_previous_run(kubectl: Kubectl) -> None:
+def remove_previous_run(kubectl: Kubectl, execution: str) -> None:
     """Delete an earlier run of the example, and wait for its phases to be collected."""
     kubectl.run(
-        "delete", "execution", EXECUTION, "-n", NAMESPACE, "--ignore-not-found",
+        "delete", "execution", execution, "-n", NAMESPACE, "--ignore-not-found",
         "--timeout=60s",
     )  # fmt: skip
-    selector = f"agentjobs.io/execution={EXECUTION}"
+    selector = f"agentjobs.io/execution={execution}"
     deadline = time.monotonic() + 60
     while kubectl.json("get", "phases", "-n", NAMESPACE, "-l", selector)["items"]:
         if time.monotonic() > deadline:
@@ -192,8 +223,9 @@ def remove_previous_run(kubectl: Kubectl) -> None:
 
 
 def _follow_log(kubectl: Kubectl, pod: str) -> None:
-    """Print the agent's output as it comes, indented; retry while its container starts."""
-    argv = ["kubectl", "logs", "-f", "-n", NAMESPACE, pod, "-c", "agent"]
+    """Print the agent's (or grader's) output as it comes, indented; retry while its
+    container starts."""
+    argv = ["kubectl", "logs", "-f", "-n", NAMESPACE, pod, "-c", "agent", "--prefix=false"]
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         with subprocess.Popen(
@@ -224,22 +256,53 @@ def _phase_line(phase: dict[str, Any]) -> str:
     return verdict
 
 
-def watch(kubectl: Kubectl) -> dict[str, Any]:
-    """Print phase transitions and the agents' output until the Execution has finished."""
+def _evaluation_lines(phase: dict[str, Any]) -> list[tuple[str, bool, str]]:
+    """Each evaluation of the phase's outcome as it stands (R43): its grader pod, whether it
+    has ended, and a line saying it is grading or its result."""
+    lines = []
+    outcome = (phase.get("status") or {}).get("outcome") or {}
+    for evaluation in outcome.get("evaluations") or []:
+        pod = str(evaluation.get("graderPod"))
+        head = f"  evaluation {evaluation['iteration']} (grader pod {pod})"
+        result = evaluation.get("result")
+        if result is None:
+            lines.append((pod, False, f"{head}: grading"))
+            continue
+        unmet = [c["name"] for c in evaluation.get("criteria") or [] if not c.get("met")]
+        detail = f"; not met: {', '.join(unmet)}" if unmet else ""
+        explanation = evaluation.get("explanation") or ""
+        lines.append((pod, True, f"{head}: {result} - {explanation}{detail}"))
+    return lines
+
+
+def watch(kubectl: Kubectl, execution_name: str) -> dict[str, Any]:
+    """Print phase transitions, evaluations and the agents' and graders' output until the
+    Execution has finished."""
     seen: dict[str, str] = {}
+    evaluations_shown: set[str] = set()
     followers: dict[str, threading.Thread] = {}
     deadline = time.monotonic() + TIMEOUT_SECONDS
-    selector = f"agentjobs.io/execution={EXECUTION}"
+    selector = f"agentjobs.io/execution={execution_name}"
     while True:
         phases = kubectl.json("get", "phases", "-n", NAMESPACE, "-l", selector)["items"]
         for phase in sorted(phases, key=lambda p: p["spec"].get("index", 0)):
             name, status = phase["metadata"]["name"], phase.get("status") or {}
             pod = status.get("podName")
-            if pod and pod not in followers:
-                followers[pod] = threading.Thread(
-                    target=_follow_log, args=(kubectl, pod), daemon=True
-                )
-                followers[pod].start()
+            evaluations = _evaluation_lines(phase)
+            graders = [grader for grader, _, _ in evaluations]
+            for followed in [pod, *graders]:
+                if followed and followed not in followers:
+                    followers[followed] = threading.Thread(
+                        target=_follow_log, args=(kubectl, followed), daemon=True
+                    )
+                    followers[followed].start()
+            for grader, ended, line in evaluations:
+                if line in evaluations_shown:
+                    continue
+                if ended and grader in followers:
+                    followers[grader].join(timeout=10)  # the grader's words before its result
+                evaluations_shown.add(line)
+                print(line, flush=True)
             line = _phase_line(phase)
             if seen.get(name) == line:
                 continue
@@ -247,7 +310,9 @@ def watch(kubectl: Kubectl) -> dict[str, Any]:
                 followers[pod].join(timeout=10)  # the agent's last words before the verdict
             seen[name] = line
             print(line, flush=True)
-        execution: dict[str, Any] = kubectl.json("get", "execution", EXECUTION, "-n", NAMESPACE)
+        execution: dict[str, Any] = kubectl.json(
+            "get", "execution", execution_name, "-n", NAMESPACE
+        )
         conditions = (execution.get("status") or {}).get("conditions") or []
         if any(c["type"] == "Finished" and c["status"] == "True" for c in conditions):
             return execution
@@ -256,10 +321,10 @@ def watch(kubectl: Kubectl) -> dict[str, Any]:
         time.sleep(0.5)
 
 
-def print_artifacts(kubectl: Kubectl) -> None:
+def print_artifacts(kubectl: Kubectl, execution_name: str) -> None:
     """The artifact list, from `agentjobs artifacts` (or the phases' status without it)."""
     result = subprocess.run(
-        [str(AGENTJOBS), "artifacts", f"{NAMESPACE}/{EXECUTION}"],
+        [str(AGENTJOBS), "artifacts", f"{NAMESPACE}/{execution_name}"],
         env=kubectl.env,
         capture_output=True,
         text=True,
@@ -270,19 +335,20 @@ def print_artifacts(kubectl: Kubectl) -> None:
         return
     if "invalid choice" not in result.stderr:
         raise DemoError(f"`agentjobs artifacts` failed:\n{result.stderr.strip()}")
-    selector = f"agentjobs.io/execution={EXECUTION}"
+    selector = f"agentjobs.io/execution={execution_name}"
     for phase in kubectl.json("get", "phases", "-n", NAMESPACE, "-l", selector)["items"]:
         for artifact in (phase.get("status") or {}).get("artifacts") or []:
             print(f"{phase['spec']['name']:12} {json.dumps(artifact)}")
 
 
-def summarize(kubectl: Kubectl, execution: dict[str, Any]) -> bool:
+def summarize(kubectl: Kubectl, example: Example, execution: dict[str, Any]) -> bool:
     status = execution.get("status") or {}
+    name = example.execution
     step("The Execution and its phases")
-    print(kubectl.run("get", "execution", EXECUTION, "-n", NAMESPACE).rstrip())
+    print(kubectl.run("get", "execution", name, "-n", NAMESPACE).rstrip())
     print(
         kubectl.run(
-            "get", "phases", "-n", NAMESPACE, "-l", f"agentjobs.io/execution={EXECUTION}"
+            "get", "phases", "-n", NAMESPACE, "-l", f"agentjobs.io/execution={name}"
         ).rstrip()
     )
     step("The verdict (.status)")
@@ -292,23 +358,25 @@ def summarize(kubectl: Kubectl, execution: dict[str, Any]) -> bool:
     print(f"phases:       {phases}")
     print(f"outcome:      {outcome.get('status')} (from the {outcome.get('source')})")
     print(f"summary:      {outcome.get('summary')}")
-    step(f"Artifacts (agentjobs artifacts {NAMESPACE}/{EXECUTION})")
-    print_artifacts(kubectl)
+    if status.get("outcome"):
+        print(f"evaluation:   {status['outcome']} (the latest of its phases' outcomes)")
+    step(f"Artifacts (agentjobs artifacts {NAMESPACE}/{name})")
+    print_artifacts(kubectl, name)
     return status.get("status") == "completed"
 
 
-def goodbye(layout: Layout) -> None:
+def goodbye(layout: Layout, example: Example) -> None:
     python = os.path.relpath(sys.executable, Path.cwd())
     step("The cluster is still up")
     print(f'look around:     eval "$({python} -m devcluster env)"')
     print(f"                 kubectl get executions,phases,pods -n {NAMESPACE}")
     agentjobs = os.path.relpath(AGENTJOBS, Path.cwd())
-    print(f"                 {agentjobs} artifacts {NAMESPACE}/{EXECUTION} --download DIR")
-    print("run it again:    make demo")
+    print(f"                 {agentjobs} artifacts {NAMESPACE}/{example.execution} --download DIR")
+    print(f"run it again:    make {example.make_target}")
     print(f"take it down:    {python} -m devcluster down   (state in {layout.root})")
 
 
-def run_demo() -> bool:
+def run_demo(example: Example = MULTI_PHASE) -> bool:
     layout = default_layout()
     WORK_DIR.mkdir(parents=True, exist_ok=True)
     step("Local control plane, process node and S3 store (built on first use)")
@@ -319,19 +387,22 @@ def run_demo() -> bool:
     kubeconfig = token_kubeconfig(kubectl, account)
     step(f"The operator, as ServiceAccount {NAMESPACE}/{account}")
     with operator(kubectl, kubeconfig):
-        remove_previous_run(kubectl)
-        step(f"Applying {EXAMPLE.relative_to(REPO_ROOT)}: three phases with the example agent")
-        print(kubectl.run("apply", "-n", NAMESPACE, "-f", str(EXAMPLE)).rstrip())
-        execution = watch(kubectl)
-    completed = summarize(kubectl, execution)
-    goodbye(layout)
+        remove_previous_run(kubectl, example.execution)
+        step(f"Applying {example.manifest.relative_to(REPO_ROOT)}: {example.what}")
+        print(kubectl.run("apply", "-n", NAMESPACE, "-f", str(example.manifest)).rstrip())
+        execution = watch(kubectl, example.execution)
+    completed = summarize(kubectl, example, execution)
+    goodbye(layout, example)
     return completed
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    del argv
+    names = list(sys.argv[1:] if argv is None else argv) or ["multi-phase"]
+    if len(names) != 1 or names[0] not in EXAMPLES:
+        print(f"usage: python -m devcluster.demo [{' | '.join(EXAMPLES)}]", file=sys.stderr)
+        return 2
     try:
-        return 0 if run_demo() else 1
+        return 0 if run_demo(EXAMPLES[names[0]]) else 1
     except (DemoError, BuildError, cluster.ClusterError) as error:
         print(f"demo: {error}", file=sys.stderr)
         return 1

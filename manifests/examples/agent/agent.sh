@@ -13,6 +13,12 @@
 # EXAMPLE_AGENT_PACE (seconds, default 1) slows the stand-in down so progress can be watched.
 set -eu
 
+# `agent.sh grade` runs the example grader installed beside it: the image's entrypoint stays
+# the agent, and an outcome's grader in the same image needs only `args: [grade]`.
+if [ "${1:-}" = grade ]; then
+    exec sh "$(dirname "$0")/grade.sh"
+fi
+
 prompt_file=${AGENTJOBS_PROMPT_FILE:?the operator sets AGENTJOBS_PROMPT_FILE}
 output_dir=${AGENTJOBS_OUTPUT_DIR:-/workspace/artifacts/output}
 input_dir=/workspace/artifacts/input
