@@ -202,7 +202,7 @@ def test_an_interrupt_while_the_grader_runs_interrupts_the_phase_and_execution(
 
     def grading() -> bool:
         pod = kubectl.json("get", "pod", "-n", namespace, "cut-0-write-g1")
-        return pod.get("status", {}).get("phase") == "Running"
+        return bool(pod.get("status", {}).get("phase") == "Running")
 
     wait_for(grading, timeout=60, what="the grader to run")
     # The operator restarts while the grader runs: the new one finds the same grader pod.

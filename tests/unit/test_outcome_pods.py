@@ -10,6 +10,7 @@ reaches the running phase, and between phases ends the execution interrupted.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -63,7 +64,7 @@ def phase(**outcome: Any) -> PhaseSpec:
 
 def grader_pod(spec: PhaseSpec) -> dict[str, Any]:
     graded = grader.grader_spec(spec, GRADED)
-    sidecars = SIDECARS.__class__(**{**SIDECARS.__dict__, "inputs": graded.inputs})
+    sidecars = dataclasses.replace(SIDECARS, inputs=graded.inputs)
     return pods.phase_pod(
         graded,
         phase_resource="demo-0-plan",
@@ -121,9 +122,7 @@ def test_the_grader_image_is_its_own_when_it_names_one() -> None:
 
 
 def test_r42_a_revised_attempt_fetches_its_previous_files_and_the_evaluation() -> None:
-    revised = SIDECARS.__class__(
-        **{**SIDECARS.__dict__, "previous": GRADED, "feedback_key": "evaluation-0.json"}
-    )
+    revised = dataclasses.replace(SIDECARS, previous=GRADED, feedback_key="evaluation-0.json")
     manifest = pods.phase_pod(
         phase(),
         phase_resource="demo-0-plan",
