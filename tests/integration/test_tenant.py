@@ -12,7 +12,8 @@ outside the allow-list. Cases, in one run against each S3 store:
   attempt's prefix and another bucket are refused; a token re-signed for B is refused;
 - a URL it obtained works only for its one object and method: not moved to B's key,
   nor used to GET or DELETE;
-- once the phase has ended its token gets nothing;
+- once the phase has ended its token gets nothing, and neither the token nor a URL's
+  signature is in the operator's or the sidecars' logs, an event or a CR;
 - an Execution naming a bucket off the allow-list is blocked with a message naming the
   bucket and the flag, stores nothing there, and `artifactRetention: Delete` deletes
   nothing there;
@@ -30,7 +31,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import pytest
 import urllib3
@@ -265,6 +266,16 @@ def test_a_tenant_with_edit_in_a_reaches_nothing_of_b_and_no_other_bucket(
     assert store.request("DELETE", moved).status == 403
 
     assert wait_finished(tenant, a, "long", timeout=90)["status"] == "completed"
+    # Neither the token nor a URL's signature shows in a log, an event or a resource.
+    signature = parse_qs(parts.query)["X-Amz-Signature"][0]
+    sidecar_logs = [
+        tenant.run("logs", "long-0-work-a1", "-c", container).stdout
+        for container in ("harvester", "fetch-inputs")
+    ]
+    seen = [operator_of_both.log(), *sidecar_logs, json.dumps(tenant.json("get", "events"))]
+    seen.append(json.dumps(tenant.json("get", "executions,phases")))
+    for text in seen:
+        assert token not in text and signature not in text
     status, answer = endpoint.presign(token, "PUT", BUCKET, f"{root}/output/late.txt")
     assert status == 403 and "ended" in answer["error"]
 
