@@ -257,7 +257,7 @@ def test_sidecar_resources_and_pull_secrets_reach_the_operators_phase_pods(
     [flag] = [a for a in args if a.startswith("--sidecar-resources=")]
     assert json.loads(flag.removeprefix("--sidecar-resources=")) == {
         "requests": {"cpu": "50m", "memory": "64Mi"},
-        "limits": {"cpu": "500m", "memory": "256Mi"},
+        "limits": {"cpu": "500m", "memory": "512Mi"},
     }
     assert not any(a.startswith("--image-pull-secret") for a in operator_args(render()))
 
