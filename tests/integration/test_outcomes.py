@@ -42,9 +42,12 @@ echo 'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "report
 echo TASK_RESULT_END
 """
 
-# Satisfied when the report says FIXED; otherwise asks for it (after ``SLOW`` seconds).
+# Satisfied when the report says FIXED; otherwise asks for it (after ``SLOW`` seconds). It
+# checks first that it has the rubric and the description, and not the agent's prompt (R38).
 GRADER = r"""
-test -f "$AGENTJOBS_RUBRIC_FILE" || { echo "no rubric"; exit 3; }
+grep -q FIXED "$AGENTJOBS_RUBRIC_FILE" || { echo "no rubric"; exit 3; }
+grep -q "A fixed report" "$AGENTJOBS_PROMPT_FILE" || { echo "no description"; exit 4; }
+! grep -q "Write the report" "$AGENTJOBS_PROMPT_FILE" || { echo "the agent's prompt"; exit 5; }
 if grep -q FIXED /workspace/artifacts/input/report.md; then
   echo 'GRADE_RESULT: {"result": "satisfied", "explanation": "The report is fixed.",'
   echo '  "criteria": [{"name": "fixed", "met": true}], "usage": {"input_tokens": 5}}'
@@ -142,6 +145,34 @@ def test_an_agent_that_passes_after_feedback_is_completed_by_its_second_evaluati
     assert "prompt has the revision section" in log
     grader_log = kubectl.run("logs", "-n", namespace, "revise-0-write-g1", "-c", "agent").stdout
     assert "no rubric" not in grader_log and "GRADE_RESULT" in grader_log
+
+
+def test_an_operator_restarted_while_a_grader_runs_goes_on_from_that_evaluation(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
+) -> None:
+    rubric = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "rubric"}}
+    kubectl.apply({**rubric, "data": {"rubric.md": RUBRIC}}, namespace)
+    manifest = execution("resumed", AGENT, GRADER.replace("SLOW", "8"))
+    outcome = manifest["spec"]["phases"][0]["outcome"]
+    del outcome["rubric"]
+    outcome["rubricFrom"] = {"configMapKeyRef": {"name": "rubric", "key": "rubric.md"}}
+    kubectl.apply(manifest, namespace)
+
+    def grading() -> bool:
+        pod = kubectl.json("get", "pod", "-n", namespace, "resumed-0-write-g1")
+        return bool(pod.get("status", {}).get("phase") == "Running")
+
+    wait_for(grading, timeout=60, what="the first grader to run")
+    operator.kill()
+    time.sleep(2)
+    operator.start()
+    status = wait_finished(kubectl, namespace, "resumed", timeout=120)
+    phase = phase_status(kubectl, namespace, "resumed-0-write")
+    assert (status["status"], results(phase)) == ("completed", ["needs_revision", "satisfied"])
+    seen = reasons(kubectl, namespace, "resumed-0-write")
+    assert (seen.count("OutcomeEvaluationStart"), seen.count("OutcomeEvaluationEnd")) == (2, 2)
+    pods = {p for p in pod_names(kubectl, namespace) if p.startswith("resumed-")}
+    assert pods == {f"resumed-0-write-{p}" for p in ("a1", "a2", "g1", "g2")}
 
 
 def test_an_agent_that_never_satisfies_the_rubric_ends_outcome_not_met(
