@@ -267,3 +267,47 @@ def test_a_failed_agent_attempt_is_never_graded(
     assert "outcome" not in phase
     assert "broken-0-write-g1" not in pod_names(kubectl, namespace)
     assert "OutcomeEvaluationStart" not in reasons(kubectl, namespace, "broken-0-write")
+
+
+def test_an_interrupt_while_the_agent_runs_interrupts_it_ungraded(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
+) -> None:
+    slow = 'echo draft > "$AGENTJOBS_OUTPUT_DIR/report.md"; sleep 120'
+    kubectl.apply(execution("stop", slow, GRADER.replace("SLOW", "0")), namespace)
+    wait_for(
+        lambda: phase_status(kubectl, namespace, "stop-0-write").get("status") == "running",
+        timeout=60,
+        what="the agent to run",
+    )
+    time.sleep(3)  # the harvester has synced the draft
+    kubectl.run(
+        "patch", "execution", "stop", "-n", namespace, "--type=merge", "-p",
+        '{"spec": {"interrupt": true}}',
+    )  # fmt: skip
+    status = wait_finished(kubectl, namespace, "stop", timeout=60)
+    phase = phase_status(kubectl, namespace, "stop-0-write")
+    assert (status["status"], phase["status"]) == ("interrupted", "interrupted")
+    assert "outcome" not in phase
+    assert [a["keptAs"] for a in phase["artifacts"]] == ["partial"]
+    assert "stop-0-write-g1" not in pod_names(kubectl, namespace)
+
+
+def test_a_cancel_while_the_grader_runs_cancels_the_phase(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
+) -> None:
+    kubectl.apply(execution("called-off", AGENT, GRADER.replace("SLOW", "120")), namespace)
+
+    def grading() -> bool:
+        pod = kubectl.json("get", "pod", "-n", namespace, "called-off-0-write-g1")
+        return bool(pod.get("status", {}).get("phase") == "Running")
+
+    wait_for(grading, timeout=60, what="the grader to run")
+    kubectl.run(
+        "patch", "execution", "called-off", "-n", namespace, "--type=merge", "-p",
+        '{"spec": {"cancel": true}}',
+    )  # fmt: skip
+    status = wait_finished(kubectl, namespace, "called-off", timeout=60)
+    phase = phase_status(kubectl, namespace, "called-off-0-write")
+    assert (status["status"], phase["status"]) == ("cancelled", "cancelled")
+    assert results(phase) == ["interrupted"]
+    assert phase["artifacts"][0]["keptAs"] == "partial"
