@@ -65,7 +65,7 @@ def test_r28_r29_each_kind_of_entry_is_stored_exactly_as_the_rule_says(
     status = wait_finished(kubectl, namespace, "files", timeout=120)
     assert status["status"] == "completed"
     phase = phase_status(kubectl, namespace, "files-0-write")
-    root = f"{namespace}/files/0-write/attempt-1/"
+    root = f"namespaces/{namespace}/executions/files/0-write/attempt-1/"
     stored = objects(s3, root)
     assert sorted(stored) == [
         "artifacts.json",
@@ -129,7 +129,9 @@ def test_r30_a_phase_that_writes_nothing_gets_its_last_message_recovered(
     assert artifact["path"] == "recovered-from-transcript.md"
     assert artifact["title"].endswith("[recovered from transcript]")
     assert phase["deliverableRecovered"] is True
-    stored = objects(s3, f"{namespace}/recovery/0-summarize/attempt-1/output/")
+    stored = objects(
+        s3, f"namespaces/{namespace}/executions/recovery/0-summarize/attempt-1/output/"
+    )
     assert message in stored["recovered-from-transcript.md"].decode()
     assert stored["recovered-from-transcript.md"].startswith(b"> **Recovered from the transcript")
 
@@ -195,7 +197,9 @@ def test_r35_phase_two_receives_phase_one_files_and_deletion_removes_the_objects
     apply_manifest(kubectl, namespace, "artifacts-handoff.yaml")
     status = wait_finished(kubectl, namespace, "handoff")
     assert status["status"] == "completed"
-    received = objects(s3, f"{namespace}/handoff/1-consume/attempt-1/output/")["received.txt"]
+    received = objects(
+        s3, f"namespaces/{namespace}/executions/handoff/1-consume/attempt-1/output/"
+    )["received.txt"]
     assert received.decode() == "./beta.txt\n./data/alpha.txt\nalpha\nbeta\n"
     meta = kubectl.json("get", "-n", namespace, "execution", "handoff")["metadata"]
     assert "agentjobs.io/artifacts" in meta["finalizers"]
@@ -216,9 +220,9 @@ def test_r35_phase_two_receives_phase_one_files_and_deletion_removes_the_objects
     assert "sha256 verified" in download.stdout
     assert (tmp_path / "0-produce" / "data" / "alpha.txt").read_text() == "alpha\n"
 
-    assert objects(s3, f"{namespace}/handoff/")
+    assert objects(s3, f"namespaces/{namespace}/executions/handoff/")
     kubectl.run("delete", "-n", namespace, "execution", "handoff", "--timeout=60s")
-    assert objects(s3, f"{namespace}/handoff/") == {}
+    assert objects(s3, f"namespaces/{namespace}/executions/handoff/") == {}
 
 
 def test_a_storage_outage_delays_the_phase_and_loses_nothing(
@@ -230,7 +234,7 @@ def test_a_storage_outage_delays_the_phase_and_loses_nothing(
     local_cluster: testing.DevCluster,
 ) -> None:
     apply_manifest(kubectl, namespace, "artifacts-outage.yaml")
-    root = f"{namespace}/outage/0-write/attempt-1/"
+    root = f"namespaces/{namespace}/executions/outage/0-write/attempt-1/"
     wait_for(lambda: "output/before.txt" in objects(s3, root), what="the first periodic sync")
     testing.stop_s3(s3_store)
     try:

@@ -80,7 +80,7 @@ def harvester_environs(namespace: str) -> Iterator[list[dict[bytes, bytes]]]:
     """The environ of every harvester of ``namespace``'s phases, read from /proc while it runs."""
     found: list[dict[bytes, bytes]] = []
     stop = threading.Event()
-    marker = f"--root\0{namespace}/".encode()
+    marker = f"--root\0namespaces/{namespace}/".encode()
 
     def watch() -> None:
         seen: set[int] = set()
@@ -156,8 +156,8 @@ def run_hostile(
         status = wait_finished(kubectl, namespace, name, timeout=timeout)
     assert status["status"] == "completed", status
     phase = phase_status(kubectl, namespace, f"{name}-0-{PHASE}")
-    root = f"{namespace}/{name}/0-{PHASE}/attempt-1/"
-    stored = stored_objects(s3, f"{namespace}/")
+    root = f"namespaces/{namespace}/executions/{name}/0-{PHASE}/attempt-1/"
+    stored = stored_objects(s3, f"namespaces/{namespace}/executions/")
     assert_no_credential(stored, secrets_of(environs, s3_env))
     output = {k.removeprefix(root + "output/"): v for k, v in stored.items() if "/output/" in k}
     manifest = json.loads(stored[root + "manifest.json"])
@@ -273,7 +273,7 @@ def test_100000_small_files_store_the_first_10000_and_the_status_stays_small(
     assert [a["path"] for a in phase["artifacts"]] == kept[:100]
     assert len(phase["artifactWarnings"]) == 100
     assert phase["handoff"]["count"] == 10000
-    handoff = stored[f"{namespace}/many/0-{PHASE}/attempt-1/artifacts.json"]
+    handoff = stored[f"namespaces/{namespace}/executions/many/0-{PHASE}/attempt-1/artifacts.json"]
     assert phase["handoff"]["sha256"] == hashlib.sha256(handoff).hexdigest()
     whole = kubectl.run("get", "-n", namespace, "phase", f"many-0-{PHASE}", "-o", "json").stdout
     assert len(whole.encode()) < 256 * 1024  # the API server takes 1.5 MiB
@@ -299,7 +299,7 @@ def test_input_keys_with_dot_dot_are_refused_and_nothing_is_written_outside_inpu
 ) -> None:
     escape = f"/tmp/agentjobs-escape-{uuid.uuid4().hex}"
     path, key_tail = path.replace("/tmp/ESCAPE", escape), key_tail.replace("/tmp/ESCAPE", escape)
-    previous = f"{namespace}/evil/0-draft/attempt-1"
+    previous = f"namespaces/{namespace}/executions/evil/0-draft/attempt-1"
     if not s3.bucket_exists(BUCKET):
         s3.make_bucket(BUCKET)
     data = b"written where it must not be\n"
@@ -353,7 +353,9 @@ def test_input_keys_with_dot_dot_are_refused_and_nothing_is_written_outside_inpu
     assert not os.path.lexists(escape)
     produced = [
         item.object_name
-        for item in s3.list_objects(BUCKET, prefix=f"{namespace}/evil/1-consume/", recursive=True)
+        for item in s3.list_objects(
+            BUCKET, prefix=f"namespaces/{namespace}/executions/evil/1-consume/", recursive=True
+        )
     ]
     assert not any(name and name.endswith("output/ran.txt") for name in produced)
 

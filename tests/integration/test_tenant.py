@@ -198,12 +198,12 @@ def test_a_tenant_with_edit_in_a_reaches_nothing_of_b_and_no_other_bucket(
     a, b = namespace, other_namespace
     kubectl.apply(execution("victim", "echo B-ONLY > b-secret.txt"), b)
     assert wait_finished(kubectl, b, "victim", timeout=90)["status"] == "completed"
-    b_objects = stored(s3, BUCKET, f"{b}/")
-    b_key = f"{b}/victim/0-work/attempt-1/output/b-secret.txt"
+    b_objects = stored(s3, BUCKET, f"namespaces/{b}/")
+    b_key = f"namespaces/{b}/executions/victim/0-work/attempt-1/output/b-secret.txt"
     assert b_objects[b_key] == b"B-ONLY\n"
     if not s3.bucket_exists(OTHER_BUCKET):
         s3.make_bucket(OTHER_BUCKET)
-    kept = f"{a}/grab/keep.txt"
+    kept = f"namespaces/{a}/executions/grab/keep.txt"
     s3.put_object(OTHER_BUCKET, kept, io.BytesIO(b"keep"), 4)
 
     tenant.apply(execution("long", "echo mine > a.txt; sleep 20"), a)
@@ -233,7 +233,7 @@ def test_a_tenant_with_edit_in_a_reaches_nothing_of_b_and_no_other_bucket(
         if item["name"] == "AGENTJOBS_CREDENTIALS_URL"
     }
     endpoint = Endpoint(url, ca)
-    root = f"{a}/long/0-work/attempt-1"
+    root = f"namespaces/{a}/executions/long/0-work/attempt-1"
 
     status, answer = endpoint.presign(token, "PUT", BUCKET, f"{root}/output/extra.txt")
     assert status == 200, answer
@@ -243,8 +243,8 @@ def test_a_tenant_with_edit_in_a_reaches_nothing_of_b_and_no_other_bucket(
         ("PUT", BUCKET, b_key),
         ("PUT", BUCKET, f"{root}/../../../../{b_key}"),
         ("GET", BUCKET, f"{root}/output/../../../../{b_key}"),
-        ("PUT", BUCKET, f"{a}/long/0-work/attempt-2/output/x"),
-        ("PUT", BUCKET, f"{a}/victim/0-work/attempt-1/output/x"),
+        ("PUT", BUCKET, f"namespaces/{a}/executions/long/0-work/attempt-2/output/x"),
+        ("PUT", BUCKET, f"namespaces/{a}/executions/victim/0-work/attempt-1/output/x"),
         ("PUT", OTHER_BUCKET, f"{root}/output/x"),
         ("GET", OTHER_BUCKET, kept),
     ]
@@ -295,10 +295,17 @@ def test_a_tenant_with_edit_in_a_reaches_nothing_of_b_and_no_other_bucket(
     (blocker,) = outcome["blockers"]
     assert OTHER_BUCKET in blocker["message"] and "--allowed-bucket" in blocker["message"]
     tenant.run("delete", "execution", "grab", "--timeout=30s")
-    assert stored(s3, OTHER_BUCKET, f"{a}/") == {kept: b"keep"}
+    assert stored(s3, OTHER_BUCKET, f"namespaces/{a}/") == {kept: b"keep"}
+
+    # A prefix cannot put A's objects under B's root (where B's Delete would remove them).
+    nested = execution("nested", "echo x > x.txt")
+    nested["spec"]["artifacts"] = {"prefix": f"{b_key.rsplit('/', 1)[0]}"}
+    refused_prefix = tenant.run("apply", "-n", a, "-f", "-", input=json.dumps(nested), check=False)
+    assert refused_prefix.returncode != 0
+    assert "'namespaces' segments" in refused_prefix.stderr
 
     # B is untouched, and the tenant reads nothing of B through the API either.
-    assert stored(s3, BUCKET, f"{b}/") == b_objects
+    assert stored(s3, BUCKET, f"namespaces/{b}/") == b_objects
     for kind in ("secrets", "configmaps", "pods", "executions"):
         result = tenant.run("get", kind, "-n", b, check=False)
         assert result.returncode != 0 and "forbidden" in result.stderr.lower(), kind

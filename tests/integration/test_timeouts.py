@@ -109,7 +109,7 @@ def test_r21_with_storage_the_agent_is_stopped_and_the_harvester_stores_its_outp
     assert pod["spec"]["terminationGracePeriodSeconds"] == 3600
     phase = phase_status(kubectl, namespace, "stored-0-slow")
     assert "before.txt" in {artifact["path"] for artifact in phase.get("artifacts", [])}
-    key = f"{namespace}/stored/0-slow/attempt-1/output/before.txt"
+    key = f"namespaces/{namespace}/executions/stored/0-slow/attempt-1/output/before.txt"
     response = s3.get_object(BUCKET, key)
     try:
         assert response.read() == b"written before the timeout\n"

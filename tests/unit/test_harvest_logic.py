@@ -62,12 +62,22 @@ def test_r28_r29_the_manifest_records_stored_empty_and_skipped_entries() -> None
 def test_object_keys_follow_the_browsable_layout() -> None:
     root = object_layout.execution_root(prefix="team/x/", namespace="ns", execution="demo")
     attempt = object_layout.attempt_root(execution_root=root, index=1, phase="build", attempt=2)
-    assert attempt == "team/x/ns/demo/1-build/attempt-2"
+    assert attempt == "team/x/namespaces/ns/executions/demo/1-build/attempt-2"
     assert object_layout.output_key(attempt, "src/a.py") == f"{attempt}/output/src/a.py"
     assert object_layout.manifest_key(attempt) == f"{attempt}/manifest.json"
     assert object_layout.transcript_key(attempt) == f"{attempt}/transcript.log"
     without = object_layout.execution_root(prefix=None, namespace="ns", execution="demo")
-    assert without == "ns/demo"
+    assert without == "namespaces/ns/executions/demo"
+
+
+def test_no_prefix_puts_one_tenants_objects_under_anothers_root() -> None:
+    victim = object_layout.execution_root(prefix=None, namespace="b", execution="demo")
+    inside = f"{victim}/0-x/attempt-1/output"
+    with pytest.raises(ValueError, match="invalid artifact prefix"):
+        object_layout.execution_root(prefix=inside, namespace="a", execution="demo")
+    # A namespace named like a victim's execution path still lands apart.
+    attacker = object_layout.execution_root(prefix="b", namespace="demo", execution="0-x")
+    assert not attacker.startswith(victim + "/") and not victim.startswith(attacker + "/")
 
 
 def test_r28_an_unsafe_path_or_prefix_is_refused() -> None:

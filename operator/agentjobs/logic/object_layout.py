@@ -1,12 +1,16 @@
 """Object names, laid out so that a person can browse them:
 
-``<bucket>/[<prefix>/]<namespace>/<execution>/<index>-<phase>/attempt-<n>/``
+``<bucket>/[<prefix>/]namespaces/<namespace>/executions/<execution>/<index>-<phase>/attempt-<n>/``
 holding ``output/<path>``, ``manifest.json`` (the harvester's), ``artifacts.json``
 (the operator's hand-off, R35) and ``transcript.log``; the grader of attempt ``n``
 (R38) stores the same under ``grader-<n>/`` beside it.
 
 A per-Execution prefix is put in front of the namespace and execution, never
-instead of them, so that no Execution can point at another one's objects.
+instead of them, and may not hold the segment ``namespaces``: the first
+``namespaces`` segment of any key is then followed by the namespace it belongs
+to, so no tenant's root can lie inside another's (a prefix such as
+``<B's root>/0-x/attempt-1/output`` would otherwise put A's objects under B's,
+for B's retention to delete and B's downloads to meet).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 from agentjobs.logic import handoff
 from agentjobs.models.storage import ObjectLocation
 
+NAMESPACES = "namespaces"
 MANIFEST = "manifest.json"
 TRANSCRIPT = "transcript.log"
 OUTPUT = handoff.OUTPUT_OBJECTS
@@ -22,14 +27,15 @@ __all__ = ["ObjectLocation"]
 
 def _clean_prefix(prefix: str | None) -> str:
     parts = [part for part in (prefix or "").split("/") if part]
-    if any(part in (".", "..") for part in parts):
+    if any(part in (".", "..", NAMESPACES) for part in parts):
         raise ValueError(f"invalid artifact prefix: {prefix!r}")
     return "/".join(parts)
 
 
 def execution_root(*, prefix: str | None, namespace: str, execution: str) -> str:
     """The key prefix under which all of one Execution's objects live."""
-    return "/".join(part for part in (_clean_prefix(prefix), namespace, execution) if part)
+    parts = (_clean_prefix(prefix), NAMESPACES, namespace, "executions", execution)
+    return "/".join(part for part in parts if part)
 
 
 def attempt_root(*, execution_root: str, index: int, phase: str, attempt: int) -> str:

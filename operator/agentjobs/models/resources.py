@@ -131,8 +131,9 @@ class ArtifactStorage(KubernetesModel):
         max_length=200,
         json_schema_extra=validations(
             cel(
-                "!self.split('/').exists(p, p == '..' || p == '.')",
-                "prefix must not contain '.' or '..' segments",
+                "!self.split('/').exists(p, p == '..' || p == '.' || p == 'namespaces')",
+                "prefix must not contain '.', '..' or 'namespaces' segments"
+                " (the operator puts namespaces/<namespace> after it)",
             )
         ),
     )
