@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agentjobs.logic import execution_plan, naming, pod_security, pods
-from agentjobs.logic.outcomes import grader, loop_status, phase_end
+from agentjobs.logic.outcomes import grader, loop_status, phase_end, revision
 from agentjobs.logic.outcomes.evaluation import Evaluated
 from agentjobs.models.contract import (
     EvaluationResult,
@@ -266,3 +266,34 @@ def test_r44_an_interrupt_between_phases_ends_the_execution_interrupted() -> Non
     assert (result.create_index, result.status.status) == (None, "interrupted")
     assert result.status.task_outcome is not None
     assert result.status.task_outcome.summary == (execution_plan.INTERRUPTED_BETWEEN_PHASES.message)
+
+
+def test_r42_a_restart_rebuilds_the_revision_from_the_record() -> None:
+    recorded = PhaseOutcome.model_validate(
+        {
+            "result": "needs_revision",
+            "evaluations": [
+                {
+                    "iteration": 0,
+                    "result": "needs_revision",
+                    "explanation": "Not yet.",
+                    "criteria": [{"name": "fixed", "met": False, "feedback": "write FIXED"}],
+                }
+            ],
+        }
+    )
+    rebuilt = revision.recorded_revision(recorded, GRADED, attempt=2, max_iterations=3)
+    assert rebuilt is not None and rebuilt.previous == GRADED
+    assert rebuilt.feedback_key == "evaluation-0.json"
+    assert json.loads(rebuilt.feedback)["criteria"][0]["feedback"] == "write FIXED"
+    assert "- fixed: write FIXED" in rebuilt.section
+    assert revision.recorded_revision(recorded, GRADED, attempt=1, max_iterations=3) is None
+    assert revision.recorded_revision(recorded, None, attempt=2, max_iterations=3) is None
+    satisfied = recorded.model_copy(
+        update={
+            "evaluations": [
+                recorded.evaluations[0].model_copy(update={"result": EvaluationResult.SATISFIED})
+            ]
+        }
+    )
+    assert revision.recorded_revision(satisfied, GRADED, attempt=2, max_iterations=3) is None

@@ -27,7 +27,6 @@ from agentjobs.handlers.phase_context import Attempt, PhaseContext
 from agentjobs.logic import naming, outcome, resolution
 from agentjobs.logic.outcomes import evaluation, grader, loop_status, phase_end, record, revision
 from agentjobs.models.contract import (
-    Criterion,
     EvaluationResult,
     FailureKind,
     Grade,
@@ -38,7 +37,6 @@ from agentjobs.models.contract import (
 )
 from agentjobs.models.outcomes import Evaluation, PhaseOutcome
 from agentjobs.models.resources import PhaseResourceStatus
-from agentjobs.models.storage import HandoffRef
 
 ONGOING_CHECK_SECONDS = 1.0
 NO_STORAGE = SystemFailure(
@@ -50,7 +48,7 @@ NO_STORAGE = SystemFailure(
 
 async def after_attempt(
     ctx: PhaseContext, attempt: Attempt, concluded: PhaseResourceStatus
-) -> phase_pod.Revision | None:
+) -> revision.Revision | None:
     """End the phase with the attempt, or grade it; the next attempt's revision if the
     loop goes on."""
     concluded = loop_status.with_earlier_usage(concluded, ctx.status.usage)
@@ -97,7 +95,7 @@ def is_grading(ctx: PhaseContext, attempt: Attempt) -> bool:
     )
 
 
-async def grade(ctx: PhaseContext, attempt: Attempt) -> phase_pod.Revision | None:
+async def grade(ctx: PhaseContext, attempt: Attempt) -> revision.Revision | None:
     """Run (or find again) the grader of ``attempt``, record how its evaluation ended and
     go on as it says: the next attempt's revision, or None when the phase has ended."""
     spec_outcome = ctx.spec.outcome
@@ -121,12 +119,16 @@ async def grade(ctx: PhaseContext, attempt: Attempt) -> phase_pod.Revision | Non
     )
     finished = _evaluation(recorded.evaluations, iteration)
     handed_on = ctx.status.handoff
-    next_revision: phase_pod.Revision | None = None
+    next_revision: revision.Revision | None = None
     if ctx.cancel_requested:
         status = _cancelled(ctx, recorded, spent, now)
     elif evaluated.next_iteration is not None and handed_on is not None:
-        next_revision = _revision(
-            iteration, spec_outcome.max_iterations, explanation, criteria, handed_on
+        next_revision = revision.revision_for(
+            iteration=iteration,
+            max_iterations=spec_outcome.max_iterations,
+            explanation=explanation,
+            criteria=criteria,
+            previous=handed_on,
         )
         status = loop_status.revising(
             ctx.status,
@@ -170,42 +172,15 @@ async def grade(ctx: PhaseContext, attempt: Attempt) -> phase_pod.Revision | Non
     return next_revision
 
 
-def recorded_revision(ctx: PhaseContext, attempt: Attempt) -> phase_pod.Revision | None:
+def recorded_revision(ctx: PhaseContext, attempt: Attempt) -> revision.Revision | None:
     """A revised attempt's revision rebuilt from the status (after a restart, R42)."""
-    recorded, handed_on, spec_outcome = ctx.status.outcome, ctx.status.handoff, ctx.spec.outcome
-    if attempt.number < 2 or recorded is None or handed_on is None or spec_outcome is None:
+    if ctx.spec.outcome is None:
         return None
-    iteration = attempt.number - 2
-    found = [e for e in recorded.evaluations if e.iteration == iteration]
-    if not found or found[0].result is not EvaluationResult.NEEDS_REVISION:
-        return None
-    return _revision(
-        iteration, spec_outcome.max_iterations, found[0].explanation, found[0].criteria, handed_on
-    )
-
-
-def _revision(
-    iteration: int,
-    max_iterations: int,
-    explanation: str | None,
-    criteria: list[Criterion],
-    previous: HandoffRef,
-) -> phase_pod.Revision:
-    section = revision.revision_section(
-        iteration=iteration,
-        max_iterations=max_iterations,
-        explanation=explanation,
-        criteria=criteria,
-    )
-    document = revision.evaluation_document(
-        iteration=iteration,
-        result=EvaluationResult.NEEDS_REVISION,
-        explanation=explanation,
-        criteria=criteria,
-    )
-    key = revision.feedback_path(iteration).rsplit("/", 1)[1]
-    return phase_pod.Revision(
-        section=section, feedback_key=key, feedback=document, previous=previous
+    return revision.recorded_revision(
+        ctx.status.outcome,
+        ctx.status.handoff,
+        attempt=attempt.number,
+        max_iterations=ctx.spec.outcome.max_iterations,
     )
 
 

@@ -17,6 +17,7 @@ from agentjobs.adapters.kube import ApiError, JsonObject
 from agentjobs.handlers.errors import RetryLater, log_retry
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
 from agentjobs.logic import admission, credentials, handoff, naming, ownership, pods
+from agentjobs.logic.outcomes.revision import Revision
 from agentjobs.models.contract import FailureKind, SystemFailure
 from agentjobs.models.resources import API_VERSION, PhaseSpec
 from agentjobs.models.storage import HandoffRef
@@ -36,17 +37,6 @@ async def create_owned(ctx: PhaseContext, collection: str, body: JsonObject) -> 
         raise RetryLater(f"{body['kind']} {body['metadata']['name']!r} was just removed")
     if not ownership.owned_by(existing, ctx.uid):
         raise RetryLater(ownership.describe_foreign(existing))
-
-
-@dataclass(frozen=True)
-class Revision:
-    """R42: what a revised attempt gets besides the phase's prompt: the section that follows
-    it, the evaluation file beside it, and the previous attempt's hand-off manifest."""
-
-    section: str
-    feedback_key: str
-    feedback: str
-    previous: HandoffRef
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from agentjobs.handlers.phase_context import Attempt, PhaseContext
 from agentjobs.handlers.phase_log import Transcript
 from agentjobs.handlers.phase_storage import PhaseStorage
 from agentjobs.logic import phase_status, resolution, run_checkpoint
+from agentjobs.logic.outcomes.revision import Revision
 from agentjobs.logic.transcript_reader import ReaderVerdict
 from agentjobs.models.resources import PhaseResourceStatus
 
@@ -77,7 +78,7 @@ class PhaseRunner:
         ctx.cancel_requested = ctx.cancel_requested or self._cancel
         ctx.interrupt_requested = ctx.interrupt_requested or self._interrupt
         self._ctx = ctx
-        revision: phase_pod.Revision | None = None
+        revision: Revision | None = None
         while not phase_status.is_terminal(ctx.status):
             attempt = ctx.attempt(ctx.status.attempt or 1)
             if phase_outcome.is_grading(ctx, attempt):  # a restart while a grader ran
@@ -91,7 +92,7 @@ class PhaseRunner:
                 return
 
     async def _run_attempt(
-        self, ctx: PhaseContext, attempt: Attempt, revision: phase_pod.Revision | None
+        self, ctx: PhaseContext, attempt: Attempt, revision: Revision | None
     ) -> PhaseResourceStatus | None:
         """Run one agent attempt to the status it alone gives; None when the Phase is gone."""
         if ctx.status.run is not None:  # judged before a restart: finish from the record

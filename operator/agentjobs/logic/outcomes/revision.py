@@ -16,8 +16,11 @@ lines is indented under its criterion.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from agentjobs.models.contract import Criterion, EvaluationResult
+from agentjobs.models.outcomes import PhaseOutcome
+from agentjobs.models.storage import HandoffRef
 
 WORKSPACE_ARTIFACTS = "/workspace/artifacts"
 FEEDBACK_DIR = f"{WORKSPACE_ARTIFACTS}/feedback"
@@ -74,3 +77,64 @@ def revision_section(
             feedback = (criterion.feedback or "").strip().replace("\n", "\n  ")
             lines.append(f"- {criterion.name}: {feedback}" if feedback else f"- {criterion.name}")
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Revision:
+    """What a revised attempt gets besides the phase's prompt: the section that follows it,
+    the evaluation file (its name and text), and the previous attempt's hand-off manifest."""
+
+    section: str
+    feedback_key: str
+    feedback: str
+    previous: HandoffRef
+
+
+def revision_for(
+    *,
+    iteration: int,
+    max_iterations: int,
+    explanation: str | None,
+    criteria: list[Criterion],
+    previous: HandoffRef,
+) -> Revision:
+    """The revision after evaluation ``iteration`` asked for one (R42)."""
+    return Revision(
+        section=revision_section(
+            iteration=iteration,
+            max_iterations=max_iterations,
+            explanation=explanation,
+            criteria=criteria,
+        ),
+        feedback_key=feedback_path(iteration).rsplit("/", 1)[1],
+        feedback=evaluation_document(
+            iteration=iteration,
+            result=EvaluationResult.NEEDS_REVISION,
+            explanation=explanation,
+            criteria=criteria,
+        ),
+        previous=previous,
+    )
+
+
+def recorded_revision(
+    recorded: PhaseOutcome | None,
+    previous: HandoffRef | None,
+    *,
+    attempt: int,
+    max_iterations: int,
+) -> Revision | None:
+    """Attempt ``attempt``'s revision rebuilt from the status record (after a restart),
+    when the evaluation before it asked for one; its texts are the record's (cut)."""
+    if attempt < 2 or recorded is None or previous is None:
+        return None
+    found = [e for e in recorded.evaluations if e.iteration == attempt - 2]
+    if not found or found[0].result is not EvaluationResult.NEEDS_REVISION:
+        return None
+    return revision_for(
+        iteration=attempt - 2,
+        max_iterations=max_iterations,
+        explanation=found[0].explanation,
+        criteria=found[0].criteria,
+        previous=previous,
+    )
