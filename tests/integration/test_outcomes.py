@@ -123,6 +123,7 @@ def test_an_agent_that_passes_after_feedback_is_completed_by_its_second_evaluati
     assert (second["iteration"], second["graderPod"]) == (1, "revise-0-write-g2")
     assert first["criteria"] == [{"name": "fixed", "met": False, "feedback": "write FIXED"}]
     assert phase["outcome"]["usage"]["inputTokens"] == 5
+    assert phase["usage"]["inputTokens"] == status["usage"]["inputTokens"] == 5  # R43: summed
     assert phase["attempt"] == 2 and phase["podName"] == "revise-0-write-a2"
     assert {"revise-0-write-a1", "revise-0-write-a2", "revise-0-write-g1", "revise-0-write-g2"} <= (
         pod_names(kubectl, namespace)
