@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from agentjobs.logic import pod_state
+from agentjobs.logic.naming import ANNOTATION_DELETION_REQUESTED
 from agentjobs.logic.pod_state import Stage
 from agentjobs.models.contract import FailureKind
 
@@ -240,6 +241,25 @@ def test_a_deletion_after_the_agent_ended_on_its_own_is_not_an_interruption() ->
     early = {"deletionTimestamp": "2026-12-01T09:00:30Z", "deletionGracePeriodSeconds": 30}
     before = {**ended, "metadata": early}
     assert pod_state.interruption(before, deleted_by_operator=False, agent=agent) is not None
+
+
+def test_after_the_kubelets_last_delete_the_recorded_request_time_decides() -> None:
+    # The kubelet's grace-0 delete moves deletionTimestamp to its own moment (09:01:00),
+    # long after both the agent's exit and the request (09:00:02).
+    ended = pod({"terminated": {"exitCode": 143, "finishedAt": "2026-12-01T09:00:03Z"}})
+    agent = pod_state.agent_state(ended, "agent")
+    final = {"deletionTimestamp": "2026-12-01T09:01:00Z", "deletionGracePeriodSeconds": 0}
+    unrecorded = {**ended, "metadata": final}
+    cut = pod_state.interruption(unrecorded, deleted_by_operator=False, agent=agent)
+    assert cut is not None and cut.code == "PodDeleted"
+    before = {ANNOTATION_DELETION_REQUESTED: "2026-12-01T09:00:02Z"}
+    recorded = {**ended, "metadata": {**final, "annotations": before}}
+    assert pod_state.interruption(recorded, deleted_by_operator=False, agent=agent) is not None
+    after = {ANNOTATION_DELETION_REQUESTED: "2026-12-01T09:00:30Z"}
+    late = {**ended, "metadata": {**final, "annotations": after}}
+    assert pod_state.interruption(late, deleted_by_operator=False, agent=agent) is None
+    hostile = {**ended, "metadata": {**final, "annotations": {ANNOTATION_DELETION_REQUESTED: "x"}}}
+    assert pod_state.interruption(hostile, deleted_by_operator=False, agent=agent) is not None
 
 
 def test_a_pod_on_a_lost_node_is_not_waited_on() -> None:

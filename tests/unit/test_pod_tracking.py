@@ -49,3 +49,27 @@ def test_a_pod_whose_run_is_recorded_or_phase_ended_is_released() -> None:
 
 def test_a_pod_of_an_earlier_attempt_is_released() -> None:
     assert pod_tracking.releasable(pod("p-a1"), phase(status="running", podName="p-a2"))
+
+
+def test_a_graceful_deletion_is_recorded_once_and_a_final_one_never() -> None:
+    deleting = pod()
+    deleting["metadata"] |= {
+        "deletionTimestamp": "2026-12-01T10:00:00Z",
+        "deletionGracePeriodSeconds": 3600,
+    }
+    assert pod_tracking.deletion_to_record(deleting) == "2026-12-01T09:00:00Z"
+    deleting["metadata"]["annotations"] = {naming.ANNOTATION_DELETION_REQUESTED: "recorded"}
+    assert pod_tracking.deletion_to_record(deleting) is None
+    final = pod()
+    final["metadata"] |= {
+        "deletionTimestamp": "2026-12-01T10:00:00Z",
+        "deletionGracePeriodSeconds": 0,
+    }
+    assert pod_tracking.deletion_to_record(final) is None  # the request time is gone
+    assert pod_tracking.deletion_to_record(pod()) is None  # not being deleted
+    untracked = pod(tracked=False)
+    untracked["metadata"] |= {
+        "deletionTimestamp": "2026-12-01T10:00:00Z",
+        "deletionGracePeriodSeconds": 3600,
+    }
+    assert pod_tracking.deletion_to_record(untracked) is None

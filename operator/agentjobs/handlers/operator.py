@@ -103,8 +103,10 @@ class Operator:
         # A runner releases its own pod; one a Phase of the same name left behind (deleted
         # and applied again) is the operator's to let go, or the new runner waits for ever.
         uid = running[0].phase_uid if running is not None else None
-        if self.leading and pod_tracking.tracked(pod) and not ownership.owned_by(pod, uid or ""):
-            self._track(pod_release.release_if_unneeded_logged(self.kube, pod))
+        if self.leading and pod_tracking.tracked(pod):
+            foreign = not ownership.owned_by(pod, uid or "")
+            if foreign or pod_tracking.deletion_to_record(pod) is not None:
+                self._track(pod_release.look_after(self.kube, pod, release_it=foreign))
 
     async def _keep_running(self, runner: PhaseRunner) -> None:
         """Run until the phase is resolved, retrying with backoff after unexpected errors."""

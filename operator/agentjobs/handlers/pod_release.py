@@ -1,4 +1,5 @@
-"""Letting a phase pod go once its run is recorded (the finalizer of :mod:`pod_tracking`).
+"""Letting a phase pod go once its run is recorded (the finalizer of :mod:`pod_tracking`),
+and writing on it when its deletion was asked for while that can still be read.
 
 A runner releases its own pod right after the run's checkpoint is written; the
 operator releases any other pod of ours that nobody needs any more: one whose
@@ -39,9 +40,23 @@ async def release_if_unneeded(kube: Kube, pod: JsonObject) -> None:
         await release(kube, pod)
 
 
-async def release_if_unneeded_logged(kube: Kube, pod: JsonObject) -> None:
-    """:func:`release_if_unneeded`, whose failure waits for the pod's next event."""
+async def record_deletion(kube: Kube, pod: JsonObject) -> None:
+    """Write when the pod's deletion was asked for, before the kubelet's last delete hides it."""
+    requested = pod_tracking.deletion_to_record(pod)
+    if requested is None:
+        return
+    meta = pod["metadata"]
+    annotations = {naming.ANNOTATION_DELETION_REQUESTED: requested}
+    patch = {"metadata": {"uid": meta["uid"], "annotations": annotations}}
+    await kube.merge_patch(paths.pod(meta["namespace"], meta["name"]), patch)
+
+
+async def look_after(kube: Kube, pod: JsonObject, *, release_it: bool) -> None:
+    """Record the pod's deletion and (``release_it``) let it go if unneeded; a failure
+    waits for the pod's next event."""
     try:
-        await release_if_unneeded(kube, pod)
+        await record_deletion(kube, pod)
+        if release_it:
+            await release_if_unneeded(kube, pod)
     except (ApiError, aiohttp.ClientError, TimeoutError) as error:
-        logger.warning("pod %s: not released yet: %s", pod["metadata"]["name"], error)
+        logger.warning("pod %s: not looked after yet: %s", pod["metadata"]["name"], error)

@@ -12,6 +12,8 @@ LABEL_ATTEMPT = f"{GROUP}/attempt"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "agentjobs"}
 # Keeps a phase pod until its run is recorded (logic/pod_tracking.py says why).
 POD_FINALIZER = f"{GROUP}/run-record"
+# When a tracked pod's deletion was asked for (logic/pod_tracking.py says why it is kept).
+ANNOTATION_DELETION_REQUESTED = f"{GROUP}/deletion-requested-at"
 _MAX_NAME = 55  # room for "-a<attempt>", "-prompt" and "-storage" within 63 characters
 
 

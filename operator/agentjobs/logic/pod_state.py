@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from enum import Enum, auto
 from typing import Any
 
-from agentjobs.logic import agent_timeout
+from agentjobs.logic import agent_timeout, naming
 from agentjobs.models.contract import FailureKind, SystemFailure
 
 _IMAGE_PULL_REASONS = {"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"}
@@ -153,6 +153,14 @@ def _time(value: Any) -> datetime | None:
     return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
 
 
+def _recorded_time(value: object) -> datetime | None:
+    """A time written on the pod, where anyone who may patch pods could write anything."""
+    try:
+        return _time(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
 def pending_failure(
     pod: dict[str, Any], state: AgentState, *, now: datetime, timeout: float
 ) -> SystemFailure | None:
@@ -180,12 +188,20 @@ def pending_deadline(pod: dict[str, Any], *, timeout: float) -> datetime | None:
 
 def _deleted_after(pod: dict[str, Any], agent: AgentState | None) -> bool:
     """The deletion came after the agent had ended on its own (a second of slack, since
-    pod times are kept to the second)."""
+    pod times are kept to the second). When was it asked for: the operator's record on the
+    pod, or a graceful ``deletionTimestamp`` less its grace; once the kubelet's last delete
+    has set the grace to 0 and nothing recorded it, nobody can tell, and the deletion is
+    taken as the interruption it most likely was."""
     meta = pod.get("metadata", {})
-    removal, finished = _time(meta.get("deletionTimestamp")), _time(agent and agent.finished_at)
-    if removal is None or finished is None:
+    finished = _time(agent and agent.finished_at)
+    recorded = (meta.get("annotations") or {}).get(naming.ANNOTATION_DELETION_REQUESTED)
+    requested = _recorded_time(recorded)
+    grace = int(meta.get("deletionGracePeriodSeconds") or 0)
+    removal = _time(meta.get("deletionTimestamp"))
+    if requested is None and removal is not None and grace > 0:
+        requested = removal - timedelta(seconds=grace)
+    if requested is None or finished is None:
         return False
-    requested = removal - timedelta(seconds=int(meta.get("deletionGracePeriodSeconds") or 0))
     return requested > finished + timedelta(seconds=1)
 
 
