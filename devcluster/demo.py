@@ -222,10 +222,10 @@ def remove_previous_run(kubectl: Kubectl, execution: str) -> None:
         time.sleep(0.5)
 
 
-def _follow_log(kubectl: Kubectl, pod: str) -> None:
+def _follow_log(kubectl: Kubectl, pod: str, container: str) -> None:
     """Print the agent's (or grader's) output as it comes, indented; retry while its
     container starts."""
-    argv = ["kubectl", "logs", "-f", "-n", NAMESPACE, pod, "-c", "agent", "--prefix=false"]
+    argv = ["kubectl", "logs", "-f", "-n", NAMESPACE, pod, "-c", container, "--prefix=false"]
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         with subprocess.Popen(
@@ -290,10 +290,12 @@ def watch(kubectl: Kubectl, execution_name: str) -> dict[str, Any]:
             pod = status.get("podName")
             evaluations = _evaluation_lines(phase)
             graders = [grader for grader, _, _ in evaluations]
-            for followed in [pod, *graders]:
-                if followed and followed not in followers:
+            containers: dict[str, str] = {pod: "agent"} if pod else {}
+            containers |= dict.fromkeys(graders, "grader")
+            for followed, container in containers.items():
+                if followed not in followers:
                     followers[followed] = threading.Thread(
-                        target=_follow_log, args=(kubectl, followed), daemon=True
+                        target=_follow_log, args=(kubectl, followed, container), daemon=True
                     )
                     followers[followed].start()
             for grader, ended, line in evaluations:

@@ -144,7 +144,7 @@ def test_an_agent_that_passes_after_feedback_is_completed_by_its_second_evaluati
     assert "previous: ./report.md" in log
     assert "previous draft: draft report" in log
     assert "prompt has the revision section" in log
-    grader_log = kubectl.run("logs", "-n", namespace, "revise-0-write-g1", "-c", "agent").stdout
+    grader_log = kubectl.run("logs", "-n", namespace, "revise-0-write-g1", "-c", "grader").stdout
     assert "no rubric" not in grader_log and "GRADE_RESULT" in grader_log
 
 

@@ -75,13 +75,14 @@ def grader_pod(spec: PhaseSpec) -> dict[str, Any]:
         security=pod_security.PodSecurity(),
         pod_name=naming.grader_pod("demo-0-plan", 1),
         config_map_name=naming.pod_config_map(naming.grader_pod("demo-0-plan", 1)),
+        container=pods.GRADER_CONTAINER,
     )
 
 
 def test_r38_the_grader_pod_sees_the_rubric_the_description_and_the_graded_artifacts() -> None:
     manifest = grader_pod(phase())
     assert manifest["metadata"]["name"] == "demo-0-plan-g1"
-    [container] = [c for c in manifest["spec"]["containers"] if c["name"] == "agent"]
+    [container] = [c for c in manifest["spec"]["containers"] if c["name"] == "grader"]
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["AGENTJOBS_RUBRIC_FILE"] == "/etc/agentjobs/prompt/rubric.md"
     assert env["AGENTJOBS_PROMPT_FILE"] == "/etc/agentjobs/prompt/prompt.md"

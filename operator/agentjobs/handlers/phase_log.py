@@ -126,6 +126,7 @@ def grader_log(
         GradeReader(transcript_format),
         transcript_format,
         cli_error=lambda verdict: verdict.grader_cli_error,
+        container=pods.GRADER_CONTAINER,
     )
 
 
@@ -144,9 +145,11 @@ class LogReading(Generic[VerdictT]):
         cli_error: Callable[[VerdictT], SystemFailure | None],
         on_report: Callable[[], None] | None = None,
         idle_seconds: float = LOG_IDLE_SECONDS,
+        container: str = pods.AGENT_CONTAINER,
     ) -> None:
         self._ctx = ctx
         self._pod_name = pod_name
+        self._container = container
         self._on_report = on_report
         progress = ctx.status.log if on_report is not None else None
         self._reports_posted = progress.reports_read if progress else 0
@@ -154,7 +157,7 @@ class LogReading(Generic[VerdictT]):
             ctx.kube,
             namespace=ctx.namespace,
             pod=pod_name,
-            container=pods.AGENT_CONTAINER,
+            container=container,
             idle_seconds=idle_seconds,
             known=(progress.bytes_read, progress.sha256) if progress else None,
         )
@@ -171,7 +174,7 @@ class LogReading(Generic[VerdictT]):
             pod = await self._ctx.current_pod(self._pod_name)
             if pod is None:
                 return self._vanished()
-            state = pod_state.agent_state(pod, pods.AGENT_CONTAINER)
+            state = pod_state.agent_state(pod, self._container)
             self._note_interruption(pod, state)
             if state.stage is Stage.TERMINATED:
                 return await self._finish(pod, state)

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from agentjobs.adapters import paths
 from agentjobs.handlers import events, phase_finish, phase_log, phase_pod, pod_wait
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
-from agentjobs.logic import naming, outcome, resolution
+from agentjobs.logic import naming, outcome, pods, resolution
 from agentjobs.logic.outcomes import evaluation, grader, loop_status, phase_end, record, revision
 from agentjobs.models.contract import (
     EvaluationResult,
@@ -39,6 +39,7 @@ from agentjobs.models.outcomes import Evaluation, PhaseOutcome
 from agentjobs.models.resources import PhaseResourceStatus
 
 ONGOING_CHECK_SECONDS = 1.0
+GRADER = pods.GRADER_CONTAINER
 NO_STORAGE = SystemFailure(
     kind=FailureKind.CONFIG,
     code="OutcomeNeedsStorage",
@@ -140,11 +141,13 @@ async def grade(ctx: PhaseContext, attempt: Attempt) -> revision.Revision | None
             now=now,
         )
     else:
+        # The graded attempt's concluded status holds its own outcome (written with it).
+        assert ctx.status.task_outcome is not None
         end = phase_end.phase_end(
             evaluated,
             criteria=criteria,
             explanation=explanation,
-            agent_outcome=ctx.status.task_outcome or outcome.from_failure(NO_STORAGE, now=now),
+            agent_outcome=ctx.status.task_outcome,
             max_iterations=spec_outcome.max_iterations,
             now=now,
         )
@@ -217,16 +220,16 @@ async def _evaluate(
     ongoing = asyncio.create_task(_post_ongoing(ctx, iteration))
     verdict = None
     try:
-        waited = await pod_wait.wait_for_start(ctx, grader_name)
+        waited = await pod_wait.wait_for_start(ctx, grader_name, GRADER)
         if isinstance(waited, resolution.RunFacts):
             run = waited
         else:
             reading = phase_log.grader_log(ctx, grader_name, pod.spec.transcript_format)
             result = await reading.read()
             run, verdict = result.run, result.verdict
-            ended = await pod_wait.settle(ctx, grader_name)
+            ended = await pod_wait.settle(ctx, grader_name, GRADER)
             if ended is not None:
-                run = pod_wait.with_final_status(ctx, run, ended)
+                run = pod_wait.with_final_status(ctx, run, ended, GRADER)
             root = ctx.storage.grader_root(
                 ctx.spec, namespace=ctx.namespace, attempt=attempt.number
             )

@@ -150,6 +150,7 @@ async def create_grader_pod(
         pull_secrets=ctx.config.image_pull_secrets,
         pod_name=grader.pod_name,
         config_map_name=config_map_name,
+        container=pods.GRADER_CONTAINER,
     )
     return await _create_all(ctx, config_map, pod)
 

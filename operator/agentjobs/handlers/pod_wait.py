@@ -31,13 +31,15 @@ def never_ran(
     )
 
 
-async def wait_for_start(ctx: PhaseContext, pod_name: str) -> JsonObject | resolution.RunFacts:
+async def wait_for_start(
+    ctx: PhaseContext, pod_name: str, container: str = pods.AGENT_CONTAINER
+) -> JsonObject | resolution.RunFacts:
     """The pod once its main container has started, or the run facts of one that never will."""
     while True:
         pod = await ctx.current_pod(pod_name)
         if pod is None:
             return never_ran(cancelled=ctx.cancel_requested, interrupted=True)
-        state = pod_state.agent_state(pod, pods.AGENT_CONTAINER)
+        state = pod_state.agent_state(pod, container)
         if state.stage is not Stage.WAITING:
             return pod
         interrupted = ctx.interruption(pod)
@@ -55,13 +57,15 @@ async def wait_for_start(ctx: PhaseContext, pod_name: str) -> JsonObject | resol
         await ctx.wait(min(RECHECK_SECONDS, left))
 
 
-async def settle(ctx: PhaseContext, pod_name: str) -> JsonObject | None:
+async def settle(
+    ctx: PhaseContext, pod_name: str, container: str = pods.AGENT_CONTAINER
+) -> JsonObject | None:
     """A pod whose main container never started is removed (nothing of it is left to sync);
     any other is left to its harvester's last sync. The pod as last seen, if it is there."""
     pod = await ctx.current_pod(pod_name)
     if pod is None:
         return None
-    if pod_state.agent_state(pod, pods.AGENT_CONTAINER).stage is Stage.WAITING:
+    if pod_state.agent_state(pod, container).stage is Stage.WAITING:
         await phase_pod.delete_pod(ctx, pod, grace_seconds=0)
         return None
     return await wait_for_end(ctx, pod_name)
@@ -106,11 +110,14 @@ async def stop_when_requested(ctx: PhaseContext, pod_name: str) -> None:
 
 
 def with_final_status(
-    ctx: PhaseContext, run: resolution.RunFacts, pod: JsonObject
+    ctx: PhaseContext,
+    run: resolution.RunFacts,
+    pod: JsonObject,
+    container: str = pods.AGENT_CONTAINER,
 ) -> resolution.RunFacts:
     """The run's facts with what only the pod's final status says: the kubelet writes a
     deadline's or an eviction's reason there, after the container's own exit."""
-    agent = pod_state.agent_state(pod, pods.AGENT_CONTAINER)
+    agent = pod_state.agent_state(pod, container)
     if run.cancelled or run.interrupted or agent.stage is not Stage.TERMINATED:
         return run
     cut = ctx.interruption(pod, agent)

@@ -23,6 +23,7 @@ from agentjobs.models.resources import PhaseSpec
 from agentjobs.models.storage import HandoffRef
 
 AGENT_CONTAINER = "agent"
+GRADER_CONTAINER = "grader"  # a grader pod's main container (R38)
 WORKSPACE_VOLUME = "workspace"
 PROMPT_VOLUME = "prompt"
 TMP_VOLUME = "tmp"
@@ -292,11 +293,13 @@ def phase_pod(
     pull_secrets: Sequence[str] = (),
     pod_name: str | None = None,
     config_map_name: str | None = None,
+    container: str = AGENT_CONTAINER,
 ) -> dict[str, Any]:
     """The pod that runs one attempt of a phase; ``pull_secrets`` are the operator's.
 
     A grader (R38) runs in a pod built here too, from the spec its outcome gives
-    (:mod:`agentjobs.logic.outcomes.grader`), named ``pod_name``, with its own ConfigMap.
+    (:mod:`agentjobs.logic.outcomes.grader`), named ``pod_name``, with its own ConfigMap,
+    its main container named ``container``.
     """
     transcript_format = spec.transcript_format or TranscriptFormat.TEXT
     env = [
@@ -309,7 +312,7 @@ def phase_pod(
         *_dump(spec.env),
     ]
     agent: dict[str, Any] = {
-        "name": AGENT_CONTAINER,
+        "name": container,
         "image": spec.image,
         "env": env,
         "workingDir": WORKSPACE_PATH,
