@@ -137,7 +137,8 @@ def test_a_swap_loop_during_walks_never_reads_outside_the_tree(tmp_path: Path, r
         stop.set()
         swapper.join()
     assert read, "the race never let a regular file through: the test proves nothing"
-    assert set(read) <= {b"mine", b""}
+    # A file opened between its creation and its write is read as it grew: a prefix of it.
+    assert all(b"mine".startswith(data) for data in read), set(read)
 
 
 def test_a_symlink_in_the_roots_own_path_is_refused(tmp_path: Path) -> None:
