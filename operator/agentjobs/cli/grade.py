@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, BinaryIO
+from typing import Any
 
+from agentjobs.cli import log_input
 from agentjobs.logic.grade_reader import GradeReader, GradeVerdict
 from agentjobs.logic.transcripts import formats
 from agentjobs.models.contract import GradeState, TranscriptFormat
 
-READ_CHUNK = 1024 * 1024
 HELP = "read a grader's log offline and print its grade as one JSON object"
 DESCRIPTION = (
     "Read a grader's log (a file, or - for stdin) through the same streaming reader "
@@ -23,33 +23,13 @@ _RESULTS = (GradeState.SATISFIED, GradeState.NEEDS_REVISION, GradeState.FAILED)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--format",
-        choices=[f.value for f in TranscriptFormat],
-        default="text",
-        help="how the log is laid out (default: text)",
-    )
-    parser.add_argument(
-        "log",
-        nargs="?",
-        default="-",
-        metavar="LOG",
-        help="the log file, or - for standard input (default)",
-    )
-
-
-def _read_log(source: BinaryIO, reader: GradeReader) -> None:
-    while chunk := source.read(READ_CHUNK):
-        reader.feed(chunk)
+    log_input.add_format_argument(parser)
+    log_input.add_log_argument(parser)
 
 
 def read(args: argparse.Namespace) -> GradeVerdict:
     reader = GradeReader(TranscriptFormat(args.format))
-    if args.log == "-":
-        _read_log(sys.stdin.buffer, reader)
-    else:
-        with open(args.log, "rb") as log:
-            _read_log(log, reader)
+    log_input.feed(args.log, reader)
     return reader.close()
 
 

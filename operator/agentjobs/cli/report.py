@@ -7,15 +7,15 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from agentjobs.adapters import output_dir
+from agentjobs.cli import log_input
 from agentjobs.logic import artifact_rule, phase, resolution
 from agentjobs.logic.transcript_reader import TranscriptReader
 from agentjobs.logic.transcripts import formats
 from agentjobs.models.contract import TranscriptFormat
 
-READ_CHUNK = 1024 * 1024
 HELP = "read an agent's log offline and print the verdict as one JSON object"
 DESCRIPTION = (
     "Read an agent's log (a file, or - for stdin) through the streaming "
@@ -24,12 +24,7 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--format",
-        choices=[f.value for f in TranscriptFormat],
-        default="text",
-        help="how the log is laid out (default: text)",
-    )
+    log_input.add_format_argument(parser)
     parser.add_argument(
         "--exit-code",
         type=int,
@@ -53,28 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="the phase's name, used in recovered artifacts and errors",
     )
-    parser.add_argument(
-        "log",
-        nargs="?",
-        default="-",
-        metavar="LOG",
-        help="the log file, or - for standard input (default)",
-    )
-
-
-def _read_log(source: BinaryIO, reader: TranscriptReader) -> None:
-    while chunk := source.read(READ_CHUNK):
-        reader.feed(chunk)
+    log_input.add_log_argument(parser)
 
 
 def verdict(args: argparse.Namespace) -> dict[str, Any]:
     transcript_format = TranscriptFormat(args.format)
     reader = TranscriptReader(transcript_format)
-    if args.log == "-":
-        _read_log(sys.stdin.buffer, reader)
-    else:
-        with open(args.log, "rb") as log:
-            _read_log(log, reader)
+    log_input.feed(args.log, reader)
     verdict = reader.close()
     output = output_dir.list_output(args.artifacts) if args.artifacts is not None else None
     warnings = list(verdict.report.warnings)
