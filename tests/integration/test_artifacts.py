@@ -35,23 +35,14 @@ from tests.integration.operator_fixtures import (
     wait_finished,
     wait_for,
 )
-
-BUCKET = "agentjobs"
+from tests.integration.stored import BUCKET, stored_objects
 
 pytestmark = every_s3_store
 
 
 def objects(s3: Minio, prefix: str) -> dict[str, bytes]:
-    found = {}
-    for item in s3.list_objects(BUCKET, prefix=prefix, recursive=True):
-        assert item.object_name is not None
-        response = s3.get_object(BUCKET, item.object_name)
-        try:
-            found[item.object_name.removeprefix(prefix)] = response.read()
-        finally:
-            response.close()
-            response.release_conn()
-    return found
+    """Each object under ``prefix`` by its key below it."""
+    return {key.removeprefix(prefix): data for key, data in stored_objects(s3, prefix).items()}
 
 
 def by_path(status: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -38,8 +38,8 @@ from tests.integration.operator_fixtures import (
     wait_finished,
     wait_for,
 )
+from tests.integration.stored import BUCKET, stored_objects
 
-BUCKET = "agentjobs"
 PHASE = "hostile"
 REPORT = b"the report\n"
 FOOTER = """
@@ -105,19 +105,6 @@ def harvester_environs(namespace: str) -> Iterator[list[dict[bytes, bytes]]]:
     finally:
         stop.set()
         watcher.join()
-
-
-def stored_objects(s3: Minio, prefix: str) -> dict[str, bytes]:
-    found = {}
-    for item in s3.list_objects(BUCKET, prefix=prefix, recursive=True):
-        assert item.object_name is not None
-        response = s3.get_object(BUCKET, item.object_name)
-        try:
-            found[item.object_name] = response.read()
-        finally:
-            response.close()
-            response.release_conn()
-    return found
 
 
 def secrets_of(environs: list[dict[bytes, bytes]], s3_env: dict[str, str]) -> set[bytes]:

@@ -47,9 +47,9 @@ from tests.integration.operator_fixtures import (
     wait_finished,
     wait_for,
 )
+from tests.integration.stored import BUCKET, stored_objects
 from tests.integration.test_rbac import CHART, RELEASE, token_kubeconfig
 
-BUCKET = "agentjobs"
 OTHER_BUCKET = "agentjobs-not-allowed"
 TENANT = "tenant"
 REPORT = (
@@ -140,19 +140,6 @@ def operator_of_both(
     print(process.log()[-20000:])
 
 
-def stored(s3: Minio, bucket: str, prefix: str) -> dict[str, bytes]:
-    found = {}
-    for item in s3.list_objects(bucket, prefix=prefix, recursive=True):
-        assert item.object_name is not None
-        response = s3.get_object(bucket, item.object_name)
-        try:
-            found[item.object_name] = response.read()
-        finally:
-            response.close()
-            response.release_conn()
-    return found
-
-
 class Endpoint:
     """The credentials endpoint, called as anyone holding a token and the CA may call it."""
 
@@ -198,7 +185,7 @@ def test_a_tenant_with_edit_in_a_reaches_nothing_of_b_and_no_other_bucket(
     a, b = namespace, other_namespace
     kubectl.apply(execution("victim", "echo B-ONLY > b-secret.txt"), b)
     assert wait_finished(kubectl, b, "victim", timeout=90)["status"] == "completed"
-    b_objects = stored(s3, BUCKET, f"namespaces/{b}/")
+    b_objects = stored_objects(s3, bucket=BUCKET, prefix=f"namespaces/{b}/")
     b_key = f"namespaces/{b}/executions/victim/0-work/attempt-1/output/b-secret.txt"
     assert b_objects[b_key] == b"B-ONLY\n"
     if not s3.bucket_exists(OTHER_BUCKET):
@@ -295,7 +282,7 @@ def test_a_tenant_with_edit_in_a_reaches_nothing_of_b_and_no_other_bucket(
     (blocker,) = outcome["blockers"]
     assert OTHER_BUCKET in blocker["message"] and "--allowed-bucket" in blocker["message"]
     tenant.run("delete", "execution", "grab", "--timeout=30s")
-    assert stored(s3, OTHER_BUCKET, f"namespaces/{a}/") == {kept: b"keep"}
+    assert stored_objects(s3, bucket=OTHER_BUCKET, prefix=f"namespaces/{a}/") == {kept: b"keep"}
 
     # A prefix cannot put A's objects under B's root (where B's Delete would remove them).
     nested = execution("nested", "echo x > x.txt")
@@ -305,7 +292,7 @@ def test_a_tenant_with_edit_in_a_reaches_nothing_of_b_and_no_other_bucket(
     assert "'namespaces' segments" in refused_prefix.stderr
 
     # B is untouched, and the tenant reads nothing of B through the API either.
-    assert stored(s3, BUCKET, f"namespaces/{b}/") == b_objects
+    assert stored_objects(s3, bucket=BUCKET, prefix=f"namespaces/{b}/") == b_objects
     for kind in ("secrets", "configmaps", "pods", "executions"):
         result = tenant.run("get", kind, "-n", b, check=False)
         assert result.returncode != 0 and "forbidden" in result.stderr.lower(), kind
