@@ -23,6 +23,7 @@ from minio import Minio
 from minio.deleteobjects import DeleteObject
 from minio.error import MinioException, S3Error
 
+from agentjobs.adapters.checked_file import write_checked
 from agentjobs.models.storage import ObjectLocation
 
 ENV_ENDPOINT = "AGENTJOBS_S3_ENDPOINT"
@@ -192,28 +193,16 @@ class ObjectStore:
 
     def download(self, location: ObjectLocation, destination: Path, *, sha256: str) -> None:
         """Write the object to ``destination``, refusing it unless it hashes to ``sha256``."""
-        digest = hashlib.sha256()
-        partial = destination.with_name(destination.name + ".partial")
         try:
             response = self._client.get_object(location.bucket, location.key)
             try:
-                with partial.open("wb") as target:
-                    for chunk in response.stream(READ_CHUNK):
-                        digest.update(chunk)
-                        target.write(chunk)
+                chunks = response.stream(READ_CHUNK)
+                write_checked(chunks, destination, sha256=sha256, url=location.url)
             finally:
                 response.close()
                 response.release_conn()
         except (MinioException, urllib3.exceptions.HTTPError) as error:
-            partial.unlink(missing_ok=True)
             raise StorageError(f"download of {location.url}: {error}") from error
-        if digest.hexdigest() != sha256:
-            partial.unlink(missing_ok=True)
-            raise ValueError(
-                f"{location.url} does not match its recorded SHA-256 "
-                f"(expected {sha256}, got {digest.hexdigest()})"
-            )
-        partial.replace(destination)
 
     def remove_prefix(self, bucket: str, prefix: str) -> int:
         """Delete every object under ``prefix/``; how many there were."""

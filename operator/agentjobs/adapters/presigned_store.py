@@ -23,6 +23,7 @@ from typing import IO
 
 import urllib3
 
+from agentjobs.adapters.checked_file import write_checked
 from agentjobs.adapters.object_store import StorageError, content_type
 from agentjobs.models.storage import ObjectLocation
 
@@ -204,25 +205,13 @@ class PresignedStore:
 
     def download(self, location: ObjectLocation, destination: Path, *, sha256: str) -> None:
         """Write the object to ``destination``, refusing it unless it hashes to ``sha256``."""
-        digest = hashlib.sha256()
-        partial = destination.with_name(destination.name + ".partial")
         response = self._send("GET", location)
         try:
             if response.status != 200:
                 raise self._failed("GET", location, response.status)
-            with partial.open("wb") as target:
-                for chunk in response.stream(READ_CHUNK):
-                    digest.update(chunk)
-                    target.write(chunk)
+            chunks = response.stream(READ_CHUNK)
+            write_checked(chunks, destination, sha256=sha256, url=location.url)
         except urllib3.exceptions.HTTPError as error:
-            partial.unlink(missing_ok=True)
             raise StorageError(f"GET {location.url}: {type(error).__name__}") from None
         finally:
             response.release_conn()
-        if digest.hexdigest() != sha256:
-            partial.unlink(missing_ok=True)
-            raise ValueError(
-                f"{location.url} does not match its recorded SHA-256 "
-                f"(expected {sha256}, got {digest.hexdigest()})"
-            )
-        partial.replace(destination)
