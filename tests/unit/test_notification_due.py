@@ -63,7 +63,9 @@ ENDED = ExecutionResourceStatus.model_validate(
 def owed(
     execution_spec: ExecutionSpec, status: ExecutionResourceStatus, ends: list[due.PhaseEnd]
 ) -> list[tuple[int, str, str | None, str, str]]:
-    records = due.notifications(execution_spec, status, ends, execution=EXECUTION, allowed=ALLOWED)
+    records = due.notifications(
+        execution_spec, status, ends, execution=EXECUTION, allowed=ALLOWED, secret_name="hook"
+    )
     return [(r.notify, r.event, r.phase, r.state, r.id) for r in records]
 
 
@@ -96,22 +98,28 @@ def test_r49_phase_finished_once_per_ended_phase_in_phase_order() -> None:
 
 def test_r51_a_recorded_notification_is_never_added_again_and_keeps_its_state() -> None:
     execution_spec = spec({**TARGET, "events": ["Finished", "PhaseFinished"]})
-    first = due.notifications(execution_spec, ENDED, ENDS, execution=EXECUTION, allowed=ALLOWED)
+    first = due.notifications(
+        execution_spec, ENDED, ENDS, execution=EXECUTION, allowed=ALLOWED, secret_name="hook"
+    )
     sent = delivery.after_attempt(first[0], HttpAnswer(200), now=NOW)
     failed = delivery.after_attempt(first[1], HttpAnswer(500), now=NOW)
     status = ENDED.model_copy(update={"notifications": [sent, failed, first[2]]})
-    again = due.notifications(execution_spec, status, ENDS, execution=EXECUTION, allowed=ALLOWED)
+    again = due.notifications(
+        execution_spec, status, ENDS, execution=EXECUTION, allowed=ALLOWED, secret_name="hook"
+    )
     assert again == [sent, failed, first[2]]
     # A restart reads the same status back and finds the same schedule.
     restored = ExecutionResourceStatus.model_validate(status.model_dump(mode="json", by_alias=True))
     assert due.notifications(
-        execution_spec, restored, ENDS, execution=EXECUTION, allowed=ALLOWED
+        execution_spec, restored, ENDS, execution=EXECUTION, allowed=ALLOWED, secret_name="hook"
     ) == [sent, failed, first[2]]
 
 
 def test_r49_a_refused_target_is_failed_at_once_with_the_reason_and_never_its_path() -> None:
     outside = {**TARGET, "url": "http://intranet.example.com/T0KEN?key=S3CRET"}
-    (record,) = due.notifications(spec(outside), ENDED, [], execution=EXECUTION, allowed=ALLOWED)
+    (record,) = due.notifications(
+        spec(outside), ENDED, [], execution=EXECUTION, allowed=ALLOWED, secret_name="hook"
+    )
     assert record.state == "Failed"
     assert record.attempts == 0
     assert record.target == "intranet.example.com"
@@ -122,7 +130,9 @@ def test_r49_a_refused_target_is_failed_at_once_with_the_reason_and_never_its_pa
 
 
 def test_the_target_shown_of_an_allowed_url_is_its_host() -> None:
-    (record,) = due.notifications(spec(TARGET), ENDED, [], execution=EXECUTION, allowed=ALLOWED)
+    (record,) = due.notifications(
+        spec(TARGET), ENDED, [], execution=EXECUTION, allowed=ALLOWED, secret_name="hook"
+    )
     assert record.target == "hooks.example.com"
 
 
@@ -133,6 +143,7 @@ def test_r51_ready_and_next_attempt_read_the_schedule_from_the_records() -> None
         [],
         execution=EXECUTION,
         allowed=ALLOWED,
+        secret_name="hook",
     )
     assert due.ready(records, now=NOW) == records  # never tried: due now
     assert due.next_attempt(records) is None
@@ -148,7 +159,9 @@ def test_message_for_builds_each_records_event_the_same_each_time() -> None:
     execution_spec = spec(
         {**TARGET, "events": ["PhaseFinished", "Finished"], "includeOutcome": True}
     )
-    records = due.notifications(execution_spec, ENDED, ENDS, execution=EXECUTION, allowed=ALLOWED)
+    records = due.notifications(
+        execution_spec, ENDED, ENDS, execution=EXECUTION, allowed=ALLOWED, secret_name="hook"
+    )
     built = [
         due.message_for(record, execution_spec, ENDED, ENDS, execution=EXECUTION)
         for record in records

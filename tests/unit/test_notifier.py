@@ -101,6 +101,7 @@ async def reconciles(
         for now in times:
             notifier = Notifier(
                 allowed=ALLOWED,
+                secret_name="hooks",
                 read_secret=Secrets({("hooks", "signing"): SECRET}).read,
                 timeout_seconds=2.0,
             )
@@ -181,9 +182,9 @@ def test_a_missing_signing_key_waits_and_is_delivered_once_it_exists() -> None:
         status = ENDED
         async with serving(receiver) as url:
             for now in (NOW, NOW + timedelta(seconds=10)):
-                records = await Notifier(allowed=ALLOWED, read_secret=secrets.read).settle(
-                    execution=EXECUTION, spec=spec(url), status=status, children=[], now=now
-                )
+                records = await Notifier(
+                    allowed=ALLOWED, read_secret=secrets.read, secret_name="hooks"
+                ).settle(execution=EXECUTION, spec=spec(url), status=status, children=[], now=now)
                 status = as_stored(status, records)
                 if now == NOW:
                     assert status.notifications[0].state == "Pending"
@@ -204,7 +205,9 @@ def test_an_unreadable_secret_or_a_key_of_the_wrong_format_says_so() -> None:
         )
 
     async def settle(read_secret: Any) -> NotificationRecord:
-        (record,) = await Notifier(allowed=ALLOWED, read_secret=read_secret).settle(
+        (record,) = await Notifier(
+            allowed=ALLOWED, read_secret=read_secret, secret_name="hooks"
+        ).settle(
             execution=EXECUTION,
             spec=spec("http://127.0.0.1:9/x"),
             status=ENDED,

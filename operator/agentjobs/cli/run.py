@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from agentjobs.handlers.config import CredentialsEndpoint, LeaderElection, OperatorConfig
 from agentjobs.logic.bucket_policy import ALLOWED_BUCKETS_FLAG
 from agentjobs.logic.harvest import HarvestLimits
+from agentjobs.logic.notifications import targets
 from agentjobs.logic.pod_security import RESTRICTED_CONTAINER, RESTRICTED_POD, PodSecurity
 from agentjobs.models.kubernetes import PodSecurityContext, ResourceRequirements, SecurityContext
 
@@ -43,6 +44,21 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def _webhook_pattern(text: str) -> str:
+    try:
+        targets.parse_pattern(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -151,6 +167,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a bucket (or shell pattern, e.g. 'team-*') Executions may name in "
         "spec.artifacts.bucket besides the operator's own (AGENTJOBS_S3_BUCKET); repeatable",
     )
+    webhooks = parser.add_argument_group(
+        "completion webhooks", "spec.notify[] of Executions: which receivers the operator calls"
+    )
+    webhooks.add_argument(
+        "--webhook-allow",
+        action="append",
+        type=_webhook_pattern,
+        default=[],
+        metavar="PATTERN",
+        help="a shell-style glob over the whole URL the operator may call, e.g. "
+        "'https://hooks.example.com/*' (repeatable; http only where a pattern says http://; "
+        "link-local and metadata addresses never)",
+    )
+    webhooks.add_argument(
+        "--webhook-secret-name",
+        metavar="NAME",
+        help="the one Secret name, in each Execution's namespace, the operator reads signing "
+        "keys from (the RBAC allows get on it alone); without it webhooks are off and every "
+        "notify is refused",
+    )
+    webhooks.add_argument(
+        "--webhook-backoff-seconds",
+        type=_positive_float,
+        default=OperatorConfig.webhook_backoff_seconds,
+        metavar="SECONDS",
+        help="wait after a webhook's first failed attempt, doubled after each next one up to "
+        "1 h, for 24 h in all (default: %(default)s)",
+    )
     credentials = parser.add_argument_group(
         "credentials endpoint",
         "phase sidecars hold no storage credentials: they trade a per-attempt token for "
@@ -247,6 +291,9 @@ def run(args: argparse.Namespace) -> int:
         leader_election=leader_election(args),
         credentials=credentials_endpoint(args),
         allowed_buckets=tuple(args.allowed_bucket),
+        webhook_allow=tuple(args.webhook_allow),
+        webhook_secret_name=args.webhook_secret_name,
+        webhook_backoff_seconds=args.webhook_backoff_seconds,
     )
     # Imported here, not at the top: kopf is heavy, and the sidecar commands must start fast.
     import kopf

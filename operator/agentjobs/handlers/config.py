@@ -67,3 +67,9 @@ class OperatorConfig:
     sidecar_resources: ResourceRequirements | None = None
     # Secrets (by name) for pulling images into phase pods, e.g. the sidecars' own.
     image_pull_secrets: tuple[str, ...] = ()
+    # R49: URL patterns (--webhook-allow) the operator may call, and the one Secret name per
+    # namespace it reads signing keys from (None: webhooks are off, every notify refused).
+    webhook_allow: tuple[str, ...] = ()
+    webhook_secret_name: str | None = None
+    # R51: the wait after a webhook's first failed attempt, doubled after each next one.
+    webhook_backoff_seconds: float = 10.0

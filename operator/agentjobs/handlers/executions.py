@@ -19,8 +19,10 @@ from agentjobs.adapters import paths
 from agentjobs.adapters.kube import Kube
 from agentjobs.handlers import events
 from agentjobs.handlers.errors import RetryLater, log_retry
+from agentjobs.handlers.notifier import Notifier
 from agentjobs.handlers.phase_storage import PhaseStorage
 from agentjobs.logic import execution_plan, naming, ownership, phase_status
+from agentjobs.logic.notifications import due, message
 from agentjobs.logic.pods import Owner
 from agentjobs.logic.status_patch import status_patch
 from agentjobs.models.resources import (
@@ -40,11 +42,14 @@ ARTIFACTS_FINALIZER = f"{GROUP}/artifacts"
 
 
 class ExecutionReconciler:
-    def __init__(self, kube: Kube, storage: PhaseStorage | None) -> None:
+    def __init__(self, kube: Kube, storage: PhaseStorage | None, notifier: Notifier) -> None:
         self._kube = kube
         self._storage = storage
+        self._notifier = notifier
         self._locks: defaultdict[tuple[str, str], asyncio.Lock] = defaultdict(asyncio.Lock)
         self._retries: dict[tuple[str, str], asyncio.Task[None]] = {}
+        # R51: one wake-up per Execution, at its earliest due notification.
+        self._wakeups: dict[tuple[str, str], tuple[datetime, asyncio.Task[None]]] = {}
 
     async def reconcile(self, namespace: str, name: str, *, attempt: int = 0) -> None:
         """Reconcile now; after a failure, try again later with backoff (events may not come)."""
@@ -67,10 +72,26 @@ class ExecutionReconciler:
 
         self._retries[namespace, name] = asyncio.create_task(retry())
 
+    def _wake_at(self, namespace: str, name: str, when: datetime) -> None:
+        """Reconcile again at ``when`` (events may not come), unless one is due sooner."""
+        key = (namespace, name)
+        if key in self._wakeups:
+            if self._wakeups[key][0] <= when:
+                return
+            self._wakeups[key][1].cancel()
+
+        async def wake() -> None:
+            await asyncio.sleep(max((when - datetime.now(UTC)).total_seconds(), 0.0))
+            del self._wakeups[key]
+            await self.reconcile(namespace, name)
+
+        self._wakeups[key] = (when, asyncio.create_task(wake()))
+
     def stop(self) -> None:
-        for task in self._retries.values():
+        for task in [*self._retries.values(), *(task for _, task in self._wakeups.values())]:
             task.cancel()
         self._retries.clear()  # a cancelled retry must not block the next one
+        self._wakeups.clear()
 
     async def _children(
         self, namespace: str, name: str, uid: str
@@ -99,12 +120,14 @@ class ExecutionReconciler:
         if await self._apply_retention(body, spec):
             return
         previous = ExecutionResourceStatus.model_validate(body.get("status") or {})
+        children = await self._children(namespace, name, body["metadata"]["uid"])
+        now = datetime.now(UTC)
         plan = execution_plan.plan_execution(
             spec,
-            await self._children(namespace, name, body["metadata"]["uid"]),
+            children,
             previous=previous,
             generation=body["metadata"].get("generation"),
-            now=datetime.now(UTC),
+            now=now,
         )
         if plan.create_index is not None:
             await self._create_phase(body, spec, plan.create_index, plan.inputs)
@@ -116,13 +139,41 @@ class ExecutionReconciler:
             await self._kube.merge_patch(
                 paths.phase(namespace, phase_name), {"spec": {"interrupt": True}}
             )
-        patch = status_patch(plan.status, previous)
+        status = plan.status
+        if spec.notify:
+            status = await self._notifications(body, spec, status, previous, children, now)
+        patch = status_patch(status, previous)
         if patch is not None:
             patched = await self._kube.merge_patch(
                 paths.execution(namespace, name) + "/status", {"status": patch}
             )
             if patched is not None:
-                events.post_condition_changes(body, previous.conditions, plan.status.conditions)
+                events.post_condition_changes(body, previous.conditions, status.conditions)
+        if spec.notify and (wake := due.wake_at(status.notifications, now=now)) is not None:
+            self._wake_at(namespace, name, wake)
+
+    async def _notifications(
+        self,
+        body: dict[str, Any],
+        spec: ExecutionSpec,
+        status: ExecutionResourceStatus,
+        previous: ExecutionResourceStatus,
+        children: list[execution_plan.ChildPhase],
+        now: datetime,
+    ) -> ExecutionResourceStatus:
+        """``status`` with its notifications (R51): owed ones recorded with the verdict, then
+        attempted at the next reconcile, whose attempts are bounded by the sender's timeout."""
+        meta = body["metadata"]
+        execution = message.ExecutionRef(meta["namespace"], meta["name"], meta["uid"])
+        if due.attempt_now(status, previous):
+            records = await self._notifier.settle(
+                execution=execution, spec=spec, status=status, children=children, now=now
+            )
+        else:
+            records = self._notifier.owed(
+                execution=execution, spec=spec, status=status, children=children
+            )
+        return status.model_copy(update={"notifications": records})
 
     async def _apply_retention(self, body: dict[str, Any], spec: ExecutionSpec) -> bool:
         """``artifactRetention: Delete`` holds a finalizer that removes the execution's objects

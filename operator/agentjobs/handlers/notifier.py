@@ -18,10 +18,11 @@ import base64
 import binascii
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from agentjobs.adapters import paths, webhook_sender
 from agentjobs.adapters.kube import ApiError, Kube
+from agentjobs.handlers.config import OperatorConfig
 from agentjobs.logic.execution_plan import ChildPhase
 from agentjobs.logic.notifications import delivery, due, message, signing, targets
 from agentjobs.models.notifications import Answer, NotificationRecord, NotSent
@@ -72,12 +73,45 @@ def kube_secret_reader(kube: Kube) -> SecretReader:
     return read
 
 
+def from_config(kube: Kube, config: OperatorConfig) -> Notifier:
+    """The operator's one Notifier, from its ``--webhook-*`` flags."""
+    return Notifier(
+        allowed=targets.parse_patterns(config.webhook_allow),
+        read_secret=kube_secret_reader(kube),
+        secret_name=config.webhook_secret_name,
+        first_backoff=timedelta(seconds=config.webhook_backoff_seconds),
+    )
+
+
 @dataclass(frozen=True)
 class Notifier:
+    """``secret_name`` is the one Secret name it reads signing keys from (None: webhooks off);
+    ``first_backoff`` the wait after a first failed attempt, doubled after each next one."""
+
     allowed: tuple[targets.AllowPattern, ...]
     read_secret: SecretReader
+    secret_name: str | None
     send: Sender = webhook_sender.send
     timeout_seconds: float = webhook_sender.TIMEOUT_SECONDS
+    first_backoff: timedelta = delivery.FIRST_DELAY
+
+    def owed(
+        self,
+        *,
+        execution: message.ExecutionRef,
+        spec: ExecutionSpec,
+        status: ExecutionResourceStatus,
+        children: Sequence[ChildPhase],
+    ) -> list[NotificationRecord]:
+        """``status.notifications[]`` with every notification now owed, none attempted."""
+        return due.notifications(
+            spec,
+            status,
+            due.phase_ends(children),
+            execution=execution,
+            allowed=self.allowed,
+            secret_name=self.secret_name,
+        )
 
     async def settle(
         self,
@@ -90,13 +124,13 @@ class Notifier:
     ) -> list[NotificationRecord]:
         """``status.notifications[]`` after one attempt at each notification due at ``now``."""
         ends = due.phase_ends(children)
-        records = due.notifications(spec, status, ends, execution=execution, allowed=self.allowed)
+        records = self.owed(execution=execution, spec=spec, status=status, children=children)
         limit = asyncio.Semaphore(CONCURRENT_ATTEMPTS)
 
         async def attempt(record: NotificationRecord) -> NotificationRecord:
             async with limit:
                 answer = await self._attempt(record, spec, status, ends, execution, now)
-            return delivery.after_attempt(record, answer, now=now)
+            return delivery.after_attempt(record, answer, now=now, first_delay=self.first_backoff)
 
         for updated in await asyncio.gather(*map(attempt, due.ready(records, now=now))):
             records = due.replaced(records, updated)
@@ -112,8 +146,11 @@ class Notifier:
         now: datetime,
     ) -> Answer:
         notify = spec.notify[record.notify]
+        # Checked again at every attempt: the operator's settings may have changed since.
+        refusal = signing.secret_refusal(notify.secret_ref.name, self.secret_name)
+        if refusal is not None:
+            return NotSent(refusal, retry=False)
         try:
-            # Checked again at every attempt: the allow-list may have changed since.
             target = targets.check(notify.url, self.allowed)
             event = due.message_for(record, spec, status, ends, execution=execution)
             value = await self.read_secret(

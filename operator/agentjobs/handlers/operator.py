@@ -18,7 +18,7 @@ from typing import Any
 
 from agentjobs.adapters import paths
 from agentjobs.adapters.kube import Kube
-from agentjobs.handlers import pod_release
+from agentjobs.handlers import notifier, pod_release
 from agentjobs.handlers.config import OperatorConfig
 from agentjobs.handlers.errors import log_retry
 from agentjobs.handlers.executions import ExecutionReconciler
@@ -46,7 +46,8 @@ class Operator:
         self.kube = kube if leadership is None else kube.fenced(self._refuse_unless_leading)
         self.config = config
         self.storage = storage
-        self.executions = ExecutionReconciler(self.kube, storage)
+        self._notifier = notifier.from_config(self.kube, config)
+        self.executions = ExecutionReconciler(self.kube, storage, self._notifier)
         self._runners: dict[tuple[str, str], tuple[PhaseRunner, asyncio.Task[None]]] = {}
         # Reconciles and resyncs: they act for the leader, so they stop with its leadership.
         self._tasks: set[asyncio.Task[None]] = set()
@@ -195,7 +196,7 @@ class Operator:
         self.executions.stop()
         # A stopped reconciler keeps its cancelled retries on record: the next leader term
         # starts with a fresh one.
-        self.executions = ExecutionReconciler(self.kube, self.storage)
+        self.executions = ExecutionReconciler(self.kube, self.storage, self._notifier)
         if tasks:
             logger.warning("stopped %d runners and reconciles: %s", len(tasks), reason)
         return tasks

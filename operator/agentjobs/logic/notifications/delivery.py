@@ -2,7 +2,8 @@
 
 - 2xx: Delivered.
 - 5xx, 429, a timeout or a connection/TLS/DNS error: tried again later with
-  exponential backoff (``FIRST_DELAY`` doubling up to ``MAX_DELAY``), or
+  exponential backoff (``FIRST_DELAY`` or the operator's own first delay, doubling
+  up to ``MAX_DELAY``), or
   later still when the receiver sends ``Retry-After``; Failed once
   ``RETRY_WINDOW`` (24 h) has passed since the first attempt. The last try is
   made at the window's end, however long the backoff or Retry-After.
@@ -35,10 +36,11 @@ RETRY_WINDOW = timedelta(hours=24)
 REASON_LIMIT = 200
 
 
-def backoff(attempts: int) -> timedelta:
-    """The wait after the ``attempts``-th failed attempt: 10 s, 20 s, 40 s, ... at most 1 h."""
+def backoff(attempts: int, *, first: timedelta = FIRST_DELAY) -> timedelta:
+    """The wait after the ``attempts``-th failed attempt: ``first`` (10 s), then doubling, at
+    most 1 h (``first`` is the operator's ``--webhook-backoff-seconds``)."""
     exponent = min(max(attempts - 1, 0), 16)
-    return min(FIRST_DELAY * (1 << exponent), MAX_DELAY)
+    return min(first * (1 << exponent), MAX_DELAY)
 
 
 def retry_after(value: str | None, *, now: datetime) -> timedelta | None:
@@ -79,7 +81,11 @@ def describe(answer: Answer) -> str:
 
 
 def after_attempt(
-    record: NotificationRecord, answer: Answer, *, now: datetime
+    record: NotificationRecord,
+    answer: Answer,
+    *,
+    now: datetime,
+    first_delay: timedelta = FIRST_DELAY,
 ) -> NotificationRecord:
     """The record once ``answer`` came back from the attempt made at ``now``."""
     first = record.first_attempt_at or now
@@ -102,7 +108,7 @@ def after_attempt(
                 "last_error": f"{error} (gave up after {attempts} attempts in {hours} h)",
             }
         )
-    wait = backoff(attempts)
+    wait = backoff(attempts, first=first_delay)
     if isinstance(answer, HttpAnswer):
         wait = max(wait, retry_after(answer.retry_after, now=now) or wait)
     return record.model_copy(

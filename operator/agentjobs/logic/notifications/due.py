@@ -5,7 +5,8 @@ One ``Finished`` per target once the Execution has ended; one
 ``status.notifications[]`` keyed by (target index, event, phase); a key
 already recorded is never added again, so reconciles settle, and a restarted
 operator finds in the status what is still Pending and when to try it. A
-target the allow-list refuses gets its records Failed at once, never called.
+target the allow-list refuses, or whose signing Secret is not the one the
+operator may read, gets its records Failed at once, never called.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from datetime import datetime
 from urllib.parse import urlsplit
 
 from agentjobs.logic.execution_plan import ChildPhase
-from agentjobs.logic.notifications import delivery, message, targets
+from agentjobs.logic.notifications import delivery, message, signing, targets
+from agentjobs.logic.status_patch import status_patch
 from agentjobs.models.contract import ExecutionStatus, PhaseStatus
 from agentjobs.models.notifications import NotificationRecord, NotifyEvent, NotifyTarget
 from agentjobs.models.resources import ExecutionResourceStatus, ExecutionSpec, PhaseResourceStatus
@@ -92,8 +94,10 @@ def notifications(
     *,
     execution: message.ExecutionRef,
     allowed: Sequence[targets.AllowPattern],
+    secret_name: str | None,
 ) -> list[NotificationRecord]:
-    """``status.notifications[]`` with a record for every end owed and not yet recorded."""
+    """``status.notifications[]`` with a record for every end owed and not yet recorded;
+    ``secret_name`` is the one signing Secret the operator may read (None: webhooks off)."""
     records = list(status.notifications)
     known = {key(record) for record in records}
     for index, target in enumerate(spec.notify):
@@ -102,6 +106,7 @@ def notifications(
             shown = targets.check(target.url, allowed).authority
         except targets.TargetRefused as error:
             shown, refusal = shown_host(target.url), str(error)
+        refusal = refusal or signing.secret_refusal(target.secret_ref.name, secret_name)
         for event, phase, event_id in _ends(target, status, ends, execution):
             if (index, event, phase) in known:
                 continue
@@ -130,6 +135,18 @@ def next_attempt(records: Sequence[NotificationRecord]) -> datetime | None:
         if record.state == "Pending" and record.next_attempt_at is not None
     ]
     return min(times, default=None)
+
+
+def wake_at(records: Sequence[NotificationRecord], *, now: datetime) -> datetime | None:
+    """When to reconcile again for these records: now if one is due, else its next attempt."""
+    return now if ready(records, now=now) else next_attempt(records)
+
+
+def attempt_now(status: ExecutionResourceStatus, previous: ExecutionResourceStatus) -> bool:
+    """Whether a reconcile may make delivery attempts: only once the rest of the status is
+    written, so that no receiver, however slow, delays a verdict."""
+    unchanged = status.model_copy(update={"notifications": previous.notifications})
+    return status_patch(unchanged, previous) is None
 
 
 def replaced(

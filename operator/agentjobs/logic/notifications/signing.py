@@ -64,3 +64,22 @@ def headers(key: bytes, *, message_id: str, timestamp: int, body: bytes) -> dict
         "webhook-timestamp": str(timestamp),
         "webhook-signature": signature(key, message_id=message_id, timestamp=timestamp, body=body),
     }
+
+
+def secret_refusal(name: str, readable: str | None) -> str | None:
+    """Why a notify's ``secretRef.name`` is refused, or None.
+
+    The operator may read one conventionally named Secret per namespace (RBAC
+    ``resourceNames``), and none while webhooks are off (``readable`` None).
+    """
+    if readable is None:
+        return (
+            "webhooks are off in this operator (chart value webhooks.enabled, operator flag "
+            "--webhook-secret-name): it was never called"
+        )
+    if name != readable:
+        return (
+            f"secretRef.name must be {readable!r}, the one Secret the operator may read "
+            "(chart value webhooks.secretName): it was never called"
+        )
+    return None
