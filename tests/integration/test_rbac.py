@@ -15,7 +15,8 @@ operator's own `get` on Phases. Cases:
 
 - the rendered Roles grant exactly the permissions listed in PERMISSIONS (and, with
   two replicas, LEASE_PERMISSIONS, on the chart's Lease only but for create): no get,
-  list or watch of Secrets;
+  list or watch of Secrets; with `webhooks.enabled` one more, `get` on the Secret
+  `agentjobs-webhooks` alone, and the API server's authorizer agrees for both settings;
 - with the whole Role, the two-phase Execution completes and the running one is cancelled;
 - without any one permission (one verb on one resource), the operator logs the API
   server's refusal, and the Execution does not reach its end (except where kopf copes:
@@ -49,6 +50,7 @@ CHART = REPO / "charts" / "agentjobs"
 RUN_SECONDS = 8
 SCENARIOS = Path(__file__).resolve().parent / "manifests" / "rbac"
 RELEASE = "agentjobs"
+WEBHOOKS_SECRET = "agentjobs-webhooks"  # the chart's default webhooks.secretName
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,9 @@ LEASE_PERMISSIONS = [
 ]
 
 
-def render_rbac(env: dict[str, str], namespace: str, replicas: int = 1) -> list[dict[str, Any]]:
+def render_rbac(
+    env: dict[str, str], namespace: str, replicas: int = 1, *, webhooks: bool = False
+) -> list[dict[str, Any]]:
     """The chart's ServiceAccount, Role and RoleBinding for an operator of one namespace,
     and with more than one replica the Role and RoleBinding of its Lease."""
     result = subprocess.run(
@@ -129,6 +133,8 @@ def render_rbac(env: dict[str, str], namespace: str, replicas: int = 1) -> list[
             f"watchNamespaces={{{namespace}}}",
             "--set",
             f"replicaCount={replicas}",
+            "--set",
+            f"webhooks.enabled={str(webhooks).lower()}",
             *(
                 [
                     "--show-only",
@@ -339,6 +345,38 @@ def test_the_roles_grant_exactly_the_listed_permissions(
     for rule in (rule for role in roles for rule in role["rules"]):
         if "leases" in rule["resources"] and rule["verbs"] != ["create"]:
             assert rule["resourceNames"] == [LEASE]  # no other Lease in the namespace
+
+
+def can_i(kubectl: Kubectl, namespace: str, *request: str) -> bool:
+    """What the API server's authorizer answers for the chart's ServiceAccount."""
+    account = f"system:serviceaccount:{namespace}:{RELEASE}"
+    answer = kubectl.run(
+        "auth", "can-i", *request, "-n", namespace, "--as", account, check=False
+    ).stdout.strip()
+    assert answer in {"yes", "no"}, answer
+    return answer == "yes"
+
+
+@pytest.mark.parametrize("webhooks", [False, True])
+def test_the_operator_may_get_only_the_webhooks_secret_and_only_when_webhooks_are_on(
+    local_cluster: DevCluster, kubectl: Kubectl, namespace: str, webhooks: bool
+) -> None:
+    """R49: `webhooks.enabled` adds `get` on the one Secret `webhooks.secretName` and nothing
+    else; without it the operator may read no Secret at all."""
+    objects = render_rbac(local_cluster.env, namespace, webhooks=webhooks)
+    roles = [o for o in objects if o["kind"] == "Role"]
+    extra = [("", "secrets", "get")] if webhooks else []
+    assert sorted(triples(*roles)) == sorted([*(p.triple for p in PERMISSIONS), *extra])
+    for rule in (rule for role in roles for rule in role["rules"]):
+        if "secrets" in rule["resources"] and "get" in rule["verbs"]:
+            assert (rule["verbs"], rule["resourceNames"]) == (["get"], [WEBHOOKS_SECRET])
+    for obj in objects:
+        kubectl.apply(obj, namespace)
+    assert can_i(kubectl, namespace, "get", f"secret/{WEBHOOKS_SECRET}") is webhooks
+    assert not can_i(kubectl, namespace, "get", "secret/another")
+    assert not can_i(kubectl, namespace, "list", "secrets")
+    assert not can_i(kubectl, namespace, "watch", "secrets")
+    assert can_i(kubectl, namespace, "create", "secrets")  # the attempts' tokens, as before
 
 
 @pytest.mark.parametrize(

@@ -6,13 +6,18 @@ wake_at is now when a record is due, else its next attempt, else None; a notify
 naming another Secret than the operator's, or any notify while webhooks are off,
 is Failed at once with a message naming the chart value; the first backoff is
 the operator's (--webhook-backoff-seconds) and doubles; `agentjobs run`'s
---webhook-* flags reach the config, and a bad pattern or backoff is refused.
+--webhook-* flags reach the config, and a bad pattern or backoff is refused;
+the README's receiver example verifies the operator's signature and no other.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +27,7 @@ from agentjobs.logic.notifications import delivery, due, message, signing, targe
 from agentjobs.models.notifications import HttpAnswer, NotificationRecord
 from agentjobs.models.resources import ExecutionResourceStatus, ExecutionSpec
 
+REPO = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
 EXECUTION = message.ExecutionRef(namespace="team-a", name="notes", uid="uid-9")
 ALLOWED = targets.parse_patterns(["https://hooks.example.com/*"])
@@ -150,3 +156,22 @@ def test_bad_webhook_flags_are_refused(
     with pytest.raises(SystemExit):
         parse(*flags)
     assert "--webhook-" in capsys.readouterr().err
+
+
+def test_the_readmes_receiver_verifies_the_operators_signature() -> None:
+    section = (REPO / "README.md").read_text().split("## Completion webhooks", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert len(code.splitlines()) <= 12
+    namespace: dict[str, Any] = {}
+    exec(code, namespace)  # the README's own example, run as written
+    secret = "whsec_" + base64.b64encode(bytes(range(32))).decode()
+    body = b'{"type": "io.agentjobs.execution.finished"}'
+    headers = signing.headers(
+        signing.signing_key(secret.encode()),
+        message_id="e1",
+        timestamp=int(time.time()),
+        body=body,
+    )
+    assert namespace["verified"](secret, headers, body)
+    assert not namespace["verified"](secret, headers, body + b" ")
+    assert not namespace["verified"](secret, {**headers, "webhook-id": "e2"}, body)

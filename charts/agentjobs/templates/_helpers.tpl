@@ -92,10 +92,17 @@ these rules, and shows that taking away any one of them makes the operator fail.
   resources: ["configmaps"]
   verbs: ["get", "create"]
 # Secrets: each attempt's token for the credentials endpoint (no S3 key), deleted when the
-# phase ends. Never get, list or watch: the operator reads no Secret.
+# phase ends. Never list or watch; get only with webhooks.enabled, of one Secret.
 - apiGroups: [""]
   resources: ["secrets"]
   verbs: ["create", "delete"]
+{{- if .Values.webhooks.enabled }}
+# Secrets: webhooks' signing keys, from the one Secret of this name (R49); no other is read.
+- apiGroups: [""]
+  resources: ["secrets"]
+  resourceNames: [{{ .Values.webhooks.secretName | quote }}]
+  verbs: ["get"]
+{{- end }}
 # Events: a phase's and an execution's milestones.
 - apiGroups: [""]
   resources: ["events"]
