@@ -23,6 +23,7 @@ import pytest
 
 from agentjobs.cli import run
 from agentjobs.handlers.config import OperatorConfig
+from agentjobs.handlers.notifier import Notifier
 from agentjobs.logic.notifications import delivery, due, message, signing, targets
 from agentjobs.models.notifications import HttpAnswer, NotificationRecord
 from agentjobs.models.resources import ExecutionResourceStatus, ExecutionSpec
@@ -175,3 +176,20 @@ def test_the_readmes_receiver_verifies_the_operators_signature() -> None:
     assert namespace["verified"](secret, headers, body)
     assert not namespace["verified"](secret, headers, body + b" ")
     assert not namespace["verified"](secret, {**headers, "webhook-id": "e2"}, body)
+
+
+def test_owed_records_what_is_due_and_never_sends() -> None:
+    async def never(**_: object) -> HttpAnswer:
+        raise AssertionError("owed() must not send")
+
+    async def no_secret(namespace: str, name: str, key: str) -> bytes:
+        raise AssertionError("owed() must not read the Secret")
+
+    notifier = Notifier(
+        allowed=ALLOWED, read_secret=no_secret, secret_name="agentjobs-webhooks", send=never
+    )
+    (owed,) = notifier.owed(
+        execution=EXECUTION, spec=spec("agentjobs-webhooks"), status=ENDED, children=[]
+    )
+    assert (owed.state, owed.attempts, owed.next_attempt_at) == ("Pending", 0, None)
+    assert due.wake_at([owed], now=NOW) == NOW  # attempted at the very next reconcile
