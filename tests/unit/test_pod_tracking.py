@@ -73,3 +73,10 @@ def test_a_graceful_deletion_is_recorded_once_and_a_final_one_never() -> None:
         "deletionGracePeriodSeconds": 3600,
     }
     assert pod_tracking.deletion_to_record(untracked) is None
+
+
+def test_a_pod_whose_phase_is_being_deleted_is_released() -> None:
+    # A foreground deletion of the Phase waits for its pods: keeping them would deadlock.
+    going = phase(status="running", podName="p-a1")
+    going["metadata"]["deletionTimestamp"] = "2026-12-01T10:00:00Z"
+    assert pod_tracking.releasable(pod(), going)

@@ -91,10 +91,12 @@ class Operator:
         if cancel or interrupt:
             running[0].notify(cancel=cancel, interrupt=interrupt)
 
-    def phase_deleted(self, namespace: str, name: str) -> None:
+    def phase_deleted(self, namespace: str, name: str, uid: str) -> None:
         running = self._runners.pop((namespace, name), None)
         if running is not None:
             running[1].cancel()
+        if self.leading:
+            self._track(pod_release.release_pods_of(self.kube, namespace, name, uid))
 
     def pod_seen(self, namespace: str, phase: str, pod: dict[str, Any]) -> None:
         """Wake the pod's runner; without one, let the pod go if its Phase is done with it."""

@@ -9,16 +9,18 @@ has ended, or has moved on to a later attempt.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import aiohttp
 
 from agentjobs.adapters import paths
 from agentjobs.adapters.kube import ApiError, JsonObject, Kube
-from agentjobs.logic import naming, pod_tracking
+from agentjobs.logic import naming, ownership, pod_tracking
 from agentjobs.logic.pod_tracking import releasable
 
 logger = logging.getLogger(__name__)
+MAX_BACKOFF_SECONDS = 30.0
 
 
 async def release(kube: Kube, pod: JsonObject) -> None:
@@ -52,11 +54,41 @@ async def record_deletion(kube: Kube, pod: JsonObject) -> None:
 
 
 async def look_after(kube: Kube, pod: JsonObject, *, release_it: bool) -> None:
-    """Record the pod's deletion and (``release_it``) let it go if unneeded; a failure
-    waits for the pod's next event."""
-    try:
-        await record_deletion(kube, pod)
-        if release_it:
-            await release_if_unneeded(kube, pod)
-    except (ApiError, aiohttp.ClientError, TimeoutError) as error:
-        logger.warning("pod %s: not looked after yet: %s", pod["metadata"]["name"], error)
+    """Record the pod's deletion and (``release_it``) let it go if unneeded, retrying until
+    the API server answers: a kept pod whose containers have stopped may never change
+    again, so no later event would bring it back."""
+    backoff = 1.0
+    while True:
+        try:
+            await record_deletion(kube, pod)
+            if release_it:
+                await release_if_unneeded(kube, pod)
+            return
+        except (ApiError, aiohttp.ClientError, TimeoutError) as error:
+            logger.warning(
+                "pod %s: not looked after yet: %s; retrying in %.0f s",
+                pod["metadata"]["name"],
+                error,
+                backoff,
+            )
+        await asyncio.sleep(backoff)
+        backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+
+
+async def release_pods_of(kube: Kube, namespace: str, phase: str, uid: str) -> None:
+    """Let go every pod of a Phase that was just deleted, whatever state its runner was in
+    (the garbage collector's delete of a pod already being deleted changes nothing, so no
+    pod event may follow)."""
+    backoff = 1.0
+    while True:
+        try:
+            selector = f"{naming.LABEL_PHASE}={phase}"
+            pods = await kube.list(paths.pod(namespace), label_selector=selector)
+            break
+        except (ApiError, aiohttp.ClientError, TimeoutError) as error:
+            logger.warning("pods of phase %s/%s: %s; retrying", namespace, phase, error)
+        await asyncio.sleep(backoff)
+        backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+    for pod in pods:
+        if ownership.owned_by(pod, uid):
+            await look_after(kube, pod, release_it=True)

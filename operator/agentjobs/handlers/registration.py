@@ -93,7 +93,7 @@ async def phase_event(
     if not namespace:
         return
     if event["type"] == "DELETED":
-        operator.phase_deleted(namespace, name)
+        operator.phase_deleted(namespace, name, body["metadata"]["uid"])
     else:
         operator.phase_seen(namespace, name, dict(body))
     # A deleted Phase matters to its Execution too: deleted from outside, it ends it (R22a).

@@ -32,9 +32,15 @@ def tracked(pod: Mapping[str, Any]) -> bool:
 
 
 def releasable(pod: Mapping[str, Any], phase: Mapping[str, Any] | None) -> bool:
-    """Nothing more is to be learnt from ``pod``: its Phase is gone (or is another Phase of
-    the same name), has recorded the run of this pod or of a later one, or has ended."""
-    if phase is None or not ownership.owned_by(pod, (phase.get("metadata") or {}).get("uid", "")):
+    """Nothing more is to be learnt from ``pod``: its Phase is gone or going (a foreground
+    deletion waits for the pod), is another Phase of the same name, has recorded the run of
+    this pod or of a later one, or has ended."""
+    meta = (phase or {}).get("metadata") or {}
+    if (
+        phase is None
+        or meta.get("deletionTimestamp")
+        or not ownership.owned_by(pod, meta.get("uid", ""))
+    ):
         return True
     status = PhaseResourceStatus.model_validate(phase.get("status") or {})
     if phase_status.is_terminal(status):
