@@ -131,7 +131,7 @@ def webhook_operator(
 
 
 def execution(name: str, *notify: dict[str, Any]) -> dict[str, Any]:
-    report = {"success": True, "side_effects": "none", "comments": "done"}
+    report = {"success": True, "side_effects": "succeeded", "comments": "notes written"}
     return {
         "apiVersion": "agentjobs.io/v1alpha1",
         "kind": "Execution",
@@ -143,7 +143,11 @@ def execution(name: str, *notify: dict[str, Any]) -> dict[str, Any]:
                     "image": "busybox",
                     "prompt": "Write it.",
                     "command": ["sh", "-c"],
-                    "args": [f"echo 'TASK_RESULT: {json.dumps(report)}'; echo TASK_RESULT_END"],
+                    "args": [
+                        'echo "# Notes" > "$AGENTJOBS_OUTPUT_DIR/notes.md"; '
+                        "echo 'I wrote the notes for version two with every change listed.'; "
+                        f"echo 'TASK_RESULT: {json.dumps(report)}'; echo TASK_RESULT_END"
+                    ],
                 }
             ],
             "notify": list(notify),
