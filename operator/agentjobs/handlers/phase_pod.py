@@ -65,15 +65,9 @@ async def create_pod(
         prompt, failure = await _referenced_prompt(ctx)
         if failure is not None:
             return failure
-    try:
-        sidecars = await _prepare_storage(
-            ctx, attempt, owner, previous=revision.previous if revision else None
-        )
-    except ApiError as error:
-        refused = _refusal_blocker(error, "Secret")
-        if refused is None:
-            raise
-        return refused
+    sidecars = await _prepare_storage(
+        ctx, attempt, owner, previous=revision.previous if revision else None
+    )
     if isinstance(sidecars, SystemFailure):
         return sidecars
     config_map_name = None
@@ -116,19 +110,13 @@ async def create_grader_pod(
     owner = _owner(ctx)
     assert ctx.storage is not None and attempt.bucket is not None and attempt.root is not None
     root = ctx.storage.grader_root(ctx.spec, namespace=ctx.namespace, attempt=attempt.number)
-    try:
-        sidecars = await _prepare_storage(
-            ctx,
-            Attempt(grader.pod_name, attempt.number, attempt.bucket, root),
-            owner,
-            spec=grader.spec,
-            secret_name=grader.secret_name,
-        )
-    except ApiError as error:
-        refused = _refusal_blocker(error, "Secret")
-        if refused is None:
-            raise
-        return refused
+    sidecars = await _prepare_storage(
+        ctx,
+        Attempt(grader.pod_name, attempt.number, attempt.bucket, root),
+        owner,
+        spec=grader.spec,
+        secret_name=grader.secret_name,
+    )
     if isinstance(sidecars, SystemFailure):
         return sidecars
     config_map_name = naming.pod_config_map(grader.pod_name)
@@ -190,7 +178,8 @@ async def _prepare_storage(
     secret_name: str | None = None,
 ) -> pods.Sidecars | SystemFailure | None:
     """The bucket and this attempt's token Secret; the sidecars that use them. A bucket the
-    admin does not allow blocks the phase before anything is created. ``previous`` is a
+    admin does not allow blocks the phase before anything is created, and so does
+    admission's refusal of the Secret. ``previous`` is a
     revised attempt's previous attempt (R42), readable too; ``spec`` a grader's (R38)."""
     spec = spec or ctx.spec
     if ctx.storage is None or attempt.bucket is None or attempt.root is None:
@@ -207,12 +196,22 @@ async def _prepare_storage(
     # The Phase's UID and the attempt are in the name, so an AlreadyExists is this attempt's
     # own Secret (the operator may create Secrets but never read them).
     secret_name = secret_name or naming.storage_secret(ctx.name, ctx.uid, attempt.number)
-    await ctx.kube.create(
-        paths.secret(ctx.namespace),
-        pods.storage_secret(
-            name=secret_name, namespace=ctx.namespace, owner=owner, token=token, ca=service.ca_pem
-        ),
-    )
+    try:
+        await ctx.kube.create(
+            paths.secret(ctx.namespace),
+            pods.storage_secret(
+                name=secret_name,
+                namespace=ctx.namespace,
+                owner=owner,
+                token=token,
+                ca=service.ca_pem,
+            ),
+        )
+    except ApiError as error:
+        refused = _refusal_blocker(error, "Secret")
+        if refused is None:
+            raise
+        return refused
     return pods.Sidecars(
         image=ctx.config.image,
         credentials_url=service.url,
