@@ -1,4 +1,5 @@
-"""`python -m devcluster up|down|env|status|restart COMPONENT`, `up|env --s3 STORE`."""
+"""`python -m devcluster up|down|env|status|restart COMPONENT`, `up|env --s3 STORE`,
+`up --kwok`."""
 
 from __future__ import annotations
 
@@ -45,18 +46,25 @@ def main(argv: list[str] | None = None) -> int:
         "both, each on its own port; default versitygw, or those already chosen); "
         "env: point AGENTJOBS_S3_* at this store (default: the first one chosen)",
     )
+    parser.add_argument(
+        "--kwok",
+        action="store_true",
+        help="up: also start the simulated (kwok) nodes, tainted, for the scale benchmark",
+    )
     arguments = parser.parse_args(argv)
     if (arguments.command == "restart") != (arguments.component is not None):
         parser.error("restart takes one COMPONENT; the other commands take none")
     if arguments.s3 and arguments.command not in ("up", "env"):
         parser.error("--s3 goes with up or env")
+    if arguments.kwok and arguments.command != "up":
+        parser.error("--kwok goes with up")
     if arguments.command == "env" and arguments.s3 and len(arguments.s3) > 1:
         parser.error("env takes one --s3 STORE")
     try:
         if arguments.command == "restart":
             restart(arguments.component)
         elif arguments.command == "up":
-            up(s3=arguments.s3)
+            up(s3=arguments.s3, simulated_nodes=arguments.kwok)
         elif arguments.command == "down":
             down()
         elif arguments.command == "env":

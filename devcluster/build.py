@@ -27,6 +27,8 @@ VERSITYGW_VERSION = "v1.8.0"
 # MinIO is a test server only (AGPL): built here to prove the operator against it, never
 # shipped or linked. The module proxy serves only this pseudo-version of its last commit.
 MINIO_VERSION = "v0.0.0-20260212201848-7aac2a2c5b7c"
+# Simulated nodes for the scale benchmark: pods there run by stages, not as processes.
+KWOK_VERSION = "v0.8.0"
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,11 @@ BUILDS: tuple[GoModuleBuild, ...] = (
         version=MINIO_VERSION,
         packages={"minio": "github.com/minio/minio"},
         ldflags=_minio_version_flags(),
+    ),
+    GoModuleBuild(
+        module_dir="kwok",
+        version=KWOK_VERSION,
+        packages={"kwok": "sigs.k8s.io/kwok/cmd/kwok"},
     ),
 )
 

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TextIO
 
-from devcluster import processes, stores
+from devcluster import kwok, processes, stores
 from devcluster.build import all_binary_names, ensure_binaries, link_unversioned
 from devcluster.components import (
     ALL,
@@ -151,17 +151,43 @@ def _exclusive(layout: Layout) -> Iterator[None]:
 
 
 def up(
-    layout: Layout | None = None, log: TextIO = sys.stderr, s3: Iterable[str] | None = None
+    layout: Layout | None = None,
+    log: TextIO = sys.stderr,
+    s3: Iterable[str] | None = None,
+    *,
+    simulated_nodes: bool = False,
 ) -> None:
     """Build what is missing, start what is not running, and wait until all of it is ready.
 
     `s3` names the S3 stores to start besides those already chosen since the last `down`
-    (by default the chosen ones, or versitygw when none is).
+    (by default the chosen ones, or versitygw when none is). `simulated_nodes` also starts
+    the kwok nodes (devcluster.kwok).
     """
     layout = layout or default_layout()
     with _exclusive(layout):
         chosen = stores.choose_stores(layout, stores.chosen_stores(layout) if s3 is None else s3)
         _up(layout, log, chosen)
+        if simulated_nodes:
+            _up_simulated_nodes(layout, log)
+
+
+def up_simulated_nodes(layout: Layout | None = None, log: TextIO = sys.stderr) -> None:
+    """Start the kwok nodes beside a running cluster (building kwok the first time)."""
+    layout = layout or default_layout()
+    with _exclusive(layout):
+        _up_simulated_nodes(layout, log)
+
+
+def _up_simulated_nodes(layout: Layout, log: TextIO) -> None:
+    link_unversioned(ensure_binaries(log, ["kwok"]), layout.bin)
+    for component in kwok.COMPONENTS:
+        _start(layout, component, log)
+    for component in kwok.COMPONENTS:
+        _wait_healthy(layout, component)
+    kwok.register_nodes(layout)
+    _wait_until(
+        "the simulated nodes to be Ready", lambda: kwok.nodes_ready(layout), layout, kwok.KWOK
+    )
 
 
 def _up(layout: Layout, log: TextIO, s3: tuple[str, ...]) -> None:
@@ -255,7 +281,7 @@ def down(layout: Layout | None = None, log: TextIO = sys.stderr) -> None:
 
 
 def _down(layout: Layout, log: TextIO) -> None:
-    for component in reversed(ALL):
+    for component in reversed((*ALL, *kwok.COMPONENTS)):
         pid_file = layout.pid_file(component.name)
         if processes.alive(pid_file) is not None:
             print(f"stopping {component.name}", file=log, flush=True)
@@ -263,7 +289,9 @@ def _down(layout: Layout, log: TextIO) -> None:
     strays = processes.kill_marked(str(layout.root))
     if strays:
         print(f"killed {len(strays)} leftover process(es): {strays}", file=log, flush=True)
-    still_listening = processes.listening_ports(p for c in ALL for p in c.ports)
+    still_listening = processes.listening_ports(
+        p for c in (*ALL, *kwok.COMPONENTS) for p in c.ports
+    )
     if still_listening:
         raise ClusterError(f"ports still listening after down: {sorted(still_listening)}")
     stores.forget_stores(layout)
@@ -289,6 +317,15 @@ def status(layout: Layout | None = None, out: TextIO = sys.stdout) -> bool:
             state = "stopped"
         else:
             state = f"running (pid {pid}), {'healthy' if healthy else 'NOT healthy'}"
+        print(f"{component.name:24} {state}", file=out)
+    for component in kwok.COMPONENTS:
+        pid = processes.alive(layout.pid_file(component.name))
+        if pid is None:
+            print(f"{component.name:24} not started (up --kwok)", file=out)
+            continue
+        healthy = component.healthy(layout)
+        all_healthy = all_healthy and healthy
+        state = f"running (pid {pid}), {'healthy' if healthy else 'NOT healthy'}"
         print(f"{component.name:24} {state}", file=out)
     print(f"state directory: {layout.root}", file=out)
     return all_healthy

@@ -27,6 +27,10 @@ S3_PORT = 9000
 # MinIO, the second S3 store, beside versitygw so that both can run at once.
 MINIO_PORT = 9010
 MINIO_CONSOLE_PORT = 9011
+# The simulated (kwok) nodes' kubelet endpoint, served by devcluster.kwok_logs, and kwok's own
+# server behind it.
+KWOK_NODE_PORT = 10350
+KWOK_SERVER_PORT = 10351
 
 APISERVER_URL = f"https://{LOOPBACK}:{APISERVER_PORT}"
 S3_ENDPOINT = f"http://{LOOPBACK}:{S3_PORT}"
@@ -71,6 +75,11 @@ class Layout:
     def s3_stores_file(self) -> Path:
         """The S3 stores `up` was asked for, so that status and env know which to expect."""
         return self.root / "s3-stores.json"
+
+    @property
+    def kwok(self) -> Path:
+        """The simulated nodes' configuration and the agent log their pods serve."""
+        return self.root / "kwok"
 
     @property
     def node_state(self) -> Path:
