@@ -158,22 +158,34 @@ def _phase(manifest: str | None) -> PhaseSpec:
     )
 
 
-def test_a_phase_may_read_the_handoff_of_its_own_execution_only() -> None:
-    own = _phase("s3://agentjobs/team-a/review/0-plan/attempt-1/artifacts.json")
-    assert handoff.readable_roots(own, execution_root="team-a/review") == (
-        Root("agentjobs", "team-a/review/0-plan/attempt-1/artifacts.json"),
-        Root("agentjobs", "team-a/review/0-plan/attempt-1/output"),
+def test_a_phase_may_read_handoffs_of_its_own_namespace_only() -> None:
+    root = "team/namespaces/ns-a/executions/review"
+    own = _phase(f"s3://agentjobs/{root}/0-plan/attempt-1/artifacts.json")
+    assert handoff.readable_roots(own, namespace="ns-a") == (
+        Root("agentjobs", f"{root}/0-plan/attempt-1/artifacts.json"),
+        Root("agentjobs", f"{root}/0-plan/attempt-1/output"),
+    )
+    # R48: a resumed execution's first phase reads its parent's, in the same namespace.
+    parent = _phase(
+        "s3://agentjobs/namespaces/ns-a/executions/review/1-fix/attempt-2/artifacts.json"
+    )
+    assert handoff.readable_roots(parent, namespace="ns-a") == (
+        Root("agentjobs", "namespaces/ns-a/executions/review/1-fix/attempt-2/artifacts.json"),
+        Root("agentjobs", "namespaces/ns-a/executions/review/1-fix/attempt-2/output"),
     )
     for manifest in (
-        "s3://agentjobs/team-b/review/0-plan/attempt-1/artifacts.json",
-        "s3://agentjobs/team-a/review-other/0-plan/attempt-1/artifacts.json",
-        "s3://agentjobs/team-a/review/0-plan/attempt-1/transcript.log",
-        "s3://agentjobs/team-a/review/../../team-b/review/0-plan/attempt-1/artifacts.json",
+        "s3://agentjobs/team/namespaces/ns-b/executions/review/0-plan/attempt-1/artifacts.json",
+        "s3://agentjobs/namespaces/ns-a-other/executions/r/0-plan/attempt-1/artifacts.json",
+        "s3://agentjobs/namespaces/ns-b/namespaces/ns-a/executions/r/0-p/attempt-1/artifacts.json",
+        "s3://agentjobs/namespaces/ns-a/other/r/0-plan/attempt-1/artifacts.json",
+        f"s3://agentjobs/{root}/0-plan/attempt-1/transcript.log",
+        f"s3://agentjobs/{root}/../../../ns-b/executions/r/0-plan/attempt-1/artifacts.json",
+        "s3://agentjobs/ns-a/review/0-plan/attempt-1/artifacts.json",
         "s3://agentjobs/artifacts.json",
         "https://elsewhere/x",
         None,
     ):
-        assert handoff.readable_roots(_phase(manifest), execution_root="team-a/review") == ()
+        assert handoff.readable_roots(_phase(manifest), namespace="ns-a") == (), manifest
 
 
 def test_the_allow_list_admits_the_operators_bucket_and_the_admins_names() -> None:

@@ -21,10 +21,11 @@ from agentjobs.handlers import events
 from agentjobs.handlers.errors import RetryLater, log_retry
 from agentjobs.handlers.notifier import Notifier
 from agentjobs.handlers.phase_storage import PhaseStorage
-from agentjobs.logic import execution_plan, naming, ownership, phase_status
+from agentjobs.logic import execution_plan, naming, ownership, phase_status, resume
 from agentjobs.logic.notifications import due, message
 from agentjobs.logic.pods import Owner
 from agentjobs.logic.status_patch import status_patch
+from agentjobs.models.contract import SystemFailure
 from agentjobs.models.resources import (
     API_VERSION,
     GROUP,
@@ -121,6 +122,9 @@ class ExecutionReconciler:
             return
         previous = ExecutionResourceStatus.model_validate(body.get("status") or {})
         children = await self._children(namespace, name, body["metadata"]["uid"])
+        resumption = None
+        if resume.needs_parent(spec, previous):
+            resumption = await self._resumption(namespace, spec)
         now = datetime.now(UTC)
         plan = execution_plan.plan_execution(
             spec,
@@ -128,6 +132,7 @@ class ExecutionReconciler:
             previous=previous,
             generation=body["metadata"].get("generation"),
             now=now,
+            resumption=resumption,
         )
         if plan.create_index is not None:
             await self._create_phase(body, spec, plan.create_index, plan.inputs)
@@ -151,6 +156,28 @@ class ExecutionReconciler:
                 events.post_condition_changes(body, previous.conditions, status.conditions)
         if spec.notify and (wake := due.wake_at(status.notifications, now=now)) is not None:
             self._wake_at(namespace, name, wake)
+
+    async def _resumption(
+        self, namespace: str, spec: ExecutionSpec
+    ) -> resume.Resumption | SystemFailure:
+        """R48: what this execution inherits from its parent, read by name in its namespace
+        (never patched), with the hand-off its last inherited phase's Phase holds."""
+        assert spec.resume_from is not None
+        name = spec.resume_from.name
+        body = await self._kube.get(paths.execution(namespace, name))
+        parent = None if body is None else resume.Parent.from_api(body)
+        inheritance = resume.inherit(spec, parent, name=name)
+        if isinstance(inheritance, SystemFailure):
+            return inheritance
+        if inheritance.handoff_phase is None:
+            return resume.resumption(inheritance, None)
+        index, phase_name = inheritance.handoff_phase
+        resource_name = naming.phase_resource(name, index, phase_name)
+        phase = await self._kube.get(paths.phase(namespace, resource_name))
+        if phase is None or not ownership.owned_by(phase, inheritance.parent.uid):
+            return resume.handoff_gone(inheritance.parent, resource_name)
+        status = PhaseResourceStatus.model_validate(phase.get("status") or {})
+        return resume.resumption(inheritance, status.handoff)
 
     async def _notifications(
         self,

@@ -231,11 +231,10 @@ def _claims(
     """What this attempt's sidecars may do, until well after the phase could still run
     (the credentials endpoint refuses the token as soon as the phase has ended)."""
     assert ctx.storage is not None and attempt.bucket is not None and attempt.root is not None
-    execution_root = ctx.storage.execution_root(ctx.spec, namespace=ctx.namespace)
-    readable = handoff.readable_roots(spec, execution_root=execution_root)
+    readable = handoff.readable_roots(spec, namespace=ctx.namespace)
     if previous is not None:
         earlier = spec.model_copy(update={"inputs": previous})
-        readable += handoff.readable_roots(earlier, execution_root=execution_root)
+        readable += handoff.readable_roots(earlier, namespace=ctx.namespace)
     running = ctx.spec.timeout_seconds or TOKEN_SECONDS_WITHOUT_TIMEOUT
     lifetime = ctx.config.pending_timeout + running + pods.STORAGE_GRACE_SECONDS
     return credentials.Claims(

@@ -10,7 +10,10 @@ that a reconcile that changes nothing writes nothing: time enters only
 where something changes, and an ended execution keeps the status it ended
 with. A Phase the previous status lists but that no longer exists was
 deleted from outside: the execution ends ``interrupted`` (R22a) naming it,
-and that phase is never created again.
+and that phase is never created again. A resumed execution (R48) lists the
+phases it inherited first, counts them toward finishing but not toward its
+fields (R27), and hands the first phase it runs what its parent handed on; a
+resume that cannot be made ends it ``failed`` before anything runs.
 """
 
 from __future__ import annotations
@@ -19,12 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from agentjobs.logic import conditions, execution
+from agentjobs.logic import conditions, execution, resume
 from agentjobs.logic import outcome as outcome_rules
 from agentjobs.logic.phase_status import is_terminal
 from agentjobs.models.contract import (
     Artifact,
     ExecutionStatus,
+    FailureClassification,
     FailureKind,
     PhaseStatus,
     SystemFailure,
@@ -96,9 +100,12 @@ def _record(child: ChildPhase) -> execution.PhaseRecord:
 
 
 def _deleted_phase(previous: ExecutionResourceStatus, ordered: Sequence[ChildPhase]) -> str | None:
-    """The first phase the previous status recorded that no longer exists."""
+    """The first phase of its own the previous status recorded that no longer exists."""
     present = {child.spec.name for child in ordered}
-    return next((p.name for p in previous.phases if p.name not in present), None)
+    return next(
+        (p.name for p in previous.phases if p.name not in present and p.inherited_from is None),
+        None,
+    )
 
 
 def _deleted_outcome(phase_name: str, *, now: datetime) -> TaskOutcome:
@@ -130,12 +137,25 @@ def plan_execution(
     previous: ExecutionResourceStatus,
     generation: int | None,
     now: datetime,
+    resumption: resume.Resumption | SystemFailure | None = None,
 ) -> ExecutionPlan:
+    """``resumption``: what a resumed execution inherits, or why it cannot resume, when this
+    reconcile read its parent; else what the previous status recorded."""
     if previous.status is not None and previous.status is not ExecutionStatus.RUNNING:
         # Ended: the verdict stands, whatever happens to the Phases later.
         return ExecutionPlan(create_index=None, status=_observed(previous, generation))
+    if isinstance(resumption, SystemFailure):
+        return ExecutionPlan(
+            create_index=None, status=_refused(resumption, previous, generation, now)
+        )
+    resumed = resumption or resume.recorded(previous)
+    inherited = list(resumed.phases) if resumed else []
     ordered = sorted(children, key=lambda child: child.spec.index)
-    summary = execution.summarize([_record(c) for c in ordered], phase_count=len(spec.phases))
+    summary = execution.summarize(
+        [execution.PhaseRecord(name=p.name, status=p.status, inherited=True) for p in inherited]
+        + [_record(c) for c in ordered],
+        phase_count=len(spec.phases),
+    )
     status, current, outcome = summary.status, summary.current_phase, summary.task_outcome
     create_index: int | None = None
     cancel: list[str] = []
@@ -167,16 +187,19 @@ def plan_execution(
                         "The execution was cancelled before its next phase started.", now=now
                     ),
                 )
-        elif not active and len(ordered) < len(spec.phases):
-            create_index = len(ordered)
+        elif not active and len(inherited) + len(ordered) < len(spec.phases):
+            create_index = len(inherited) + len(ordered)
             current = spec.phases[create_index].name
     outcome = _stable_outcome(outcome, previous.task_outcome)
     finished = status is not ExecutionStatus.RUNNING
     message = outcome.summary if finished and outcome else f"phase {current or '-'} is running"
-    phases = _summaries(ordered, previous.phases, deleted)
+    phases = inherited + _summaries(ordered, previous.phases, deleted)
+    inputs: HandoffRef | None = None
+    if create_index is not None:
+        inputs = handed_off(ordered[-1]) if ordered else resumed.record.handoff if resumed else None
     return ExecutionPlan(
         create_index=create_index,
-        inputs=handed_off(ordered[-1] if ordered and create_index is not None else None),
+        inputs=inputs,
         cancel=cancel,
         interrupt=interrupt,
         status=ExecutionResourceStatus(
@@ -193,6 +216,7 @@ def plan_execution(
             usage=summary.usage,
             started_at=previous.started_at or now,
             finished_at=(previous.finished_at or now) if finished else None,
+            resumed_from=resumed.record if resumed else None,
             observed_generation=generation,
             conditions=conditions.conditions_for(
                 status.value,
@@ -227,6 +251,33 @@ def _summaries(
     by_name[deleted] = PhaseSummary(name=deleted, status=PhaseStatus.INTERRUPTED)
     names = [p.name for p in recorded] + [s.name for s in summaries]
     return [by_name[name] for name in dict.fromkeys(names) if name in by_name]
+
+
+def _refused(
+    failure: SystemFailure,
+    previous: ExecutionResourceStatus,
+    generation: int | None,
+    now: datetime,
+) -> ExecutionResourceStatus:
+    """A resumed execution that cannot resume (R48): failed before any phase ran."""
+    outcome = outcome_rules.from_failure(failure, now=now)
+    return ExecutionResourceStatus(
+        status=ExecutionStatus.FAILED,
+        failure_classification=FailureClassification.PLATFORM,
+        deliverable_produced=False,
+        artifact_count=0,
+        task_outcome=outcome,
+        started_at=previous.started_at or now,
+        finished_at=now,
+        observed_generation=generation,
+        conditions=conditions.conditions_for(
+            ExecutionStatus.FAILED.value,
+            message=failure.message,
+            previous=previous.conditions,
+            generation=generation,
+            now=now,
+        ),
+    )
 
 
 def _observed(status: ExecutionResourceStatus, generation: int | None) -> ExecutionResourceStatus:

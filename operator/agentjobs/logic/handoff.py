@@ -36,6 +36,8 @@ OUTPUT_DIR = WORKSPACE / "artifacts" / "output"
 INPUT_DIR = WORKSPACE / "artifacts" / "input"
 HANDOFF_MANIFEST = "artifacts.json"
 OUTPUT_OBJECTS = "output"
+# The first segment of this name in any key is followed by the namespace the key belongs to.
+NAMESPACES = "namespaces"
 
 
 class UnsafeArtifactPath(ValueError):
@@ -83,18 +85,31 @@ def handed_on_root(inputs: HandoffRef) -> tuple[str, str]:
     return location.bucket, root
 
 
-def readable_roots(spec: PhaseSpec, *, execution_root: str) -> tuple[Root, ...]:
+def key_namespace(key: str) -> str | None:
+    """The namespace whose Execution's objects ``key`` lies under, if any."""
+    parts = key.split("/")
+    if NAMESPACES not in parts:
+        return None
+    at = parts.index(NAMESPACES)
+    if len(parts) < at + 4 or parts[at + 2] != "executions" or not parts[at + 1]:
+        return None
+    return parts[at + 1]
+
+
+def readable_roots(spec: PhaseSpec, *, namespace: str) -> tuple[Root, ...]:
     """What a phase's sidecars may read besides their own attempt: the hand-off manifest
     its spec names and the artifacts stored beside it (not the previous attempt's
-    transcript), and only inside its own Execution's objects (``execution_root``), so
-    that a Phase written by hand cannot name another Execution's or namespace's keys."""
+    transcript), and only among the Executions' objects of its own namespace, so that a
+    Phase written by hand cannot name another namespace's keys. A resumed execution's
+    first phase reads its parent's (R48); the namespace is the boundary that holds, since
+    a Phase names its own Execution and prefix in its spec."""
     if spec.inputs is None:
         return ()
     try:
         bucket, root = handed_on_root(spec.inputs)
     except UnsafeArtifactPath:
         return ()
-    if not root.startswith(execution_root + "/"):
+    if key_namespace(root) != namespace:
         return ()
     return (Root(bucket, f"{root}/{HANDOFF_MANIFEST}"), Root(bucket, f"{root}/{OUTPUT_OBJECTS}"))
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from agentjobs.logic import handoff
 from agentjobs.models.storage import ObjectLocation
 
-NAMESPACES = "namespaces"
+NAMESPACES = handoff.NAMESPACES
 MANIFEST = "manifest.json"
 TRANSCRIPT = "transcript.log"
 OUTPUT = handoff.OUTPUT_OBJECTS
