@@ -76,4 +76,6 @@ def test_printer_columns_match_the_issue() -> None:
         "Deliverable",
         "Age",
     ]
-    assert columns("phases.yaml") == ["Execution", "Status", "Report", "Outcome", "Exit", "Age"]
+    assert columns("phases.yaml") == [
+        "Execution", "Status", "Report", "Outcome", "Exit", "Attempt", "Age",
+    ]  # fmt: skip

@@ -35,6 +35,7 @@ from agentjobs.models.contract import (
     Usage,
 )
 from agentjobs.models.outcomes import PhaseOutcome
+from agentjobs.models.storage import HandoffRef
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
 CLEAN = GraderRun(exit_code=0)
@@ -321,6 +322,27 @@ def test_r43_replaying_a_start_or_an_end_records_nothing_twice() -> None:
     assert record.started(started, iteration=0, grader_pod="g0", now=NOW + timedelta(1)) == started
     ended = finish(started, 0, EvaluationResult.NEEDS_REVISION)
     assert finish(ended, 0, EvaluationResult.FAILED) == ended
+
+
+def test_r45_an_iteration_is_counted_by_evaluations_not_by_attempts() -> None:
+    """Attempt 2 failed and was retried, so attempt 3's grader grades iteration 1."""
+    assert record.iteration_of(None, grader_pod="x-0-a-g1") == 0
+    first = finish(record.started(None, iteration=0, grader_pod="x-0-a-g1", now=NOW), 0,
+                   EvaluationResult.NEEDS_REVISION)  # fmt: skip
+    assert record.iteration_of(first, grader_pod="x-0-a-g1") == 0  # graded again after a restart
+    assert record.iteration_of(first, grader_pod="x-0-a-g3") == 1
+
+
+def test_r45_a_retried_revised_attempt_gets_the_latest_evaluations_revision() -> None:
+    graded = HandoffRef(manifest="s3://b/a/artifacts.json", sha256="0" * 64, count=1)
+    recorded = finish(record.started(None, iteration=0, grader_pod="g1", now=NOW), 0,
+                      EvaluationResult.NEEDS_REVISION)  # fmt: skip
+    rebuilt = revision.recorded_revision(recorded, graded, max_iterations=3)
+    assert rebuilt is not None and rebuilt.feedback_key == "evaluation-0.json"
+    assert revision.recorded_revision(PhaseOutcome(), graded, max_iterations=3) is None
+    ongoing = record.started(recorded, iteration=1, grader_pod="g3", now=NOW)
+    again = revision.recorded_revision(ongoing, graded, max_iterations=3)
+    assert again is None  # the latest evaluation, still running, asked for nothing yet
 
 
 def test_r43_an_end_whose_start_was_lost_is_still_recorded() -> None:

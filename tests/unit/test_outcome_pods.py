@@ -283,13 +283,12 @@ def test_r42_a_restart_rebuilds_the_revision_from_the_record() -> None:
             ],
         }
     )
-    rebuilt = revision.recorded_revision(recorded, GRADED, attempt=2, max_iterations=3)
+    rebuilt = revision.recorded_revision(recorded, GRADED, max_iterations=3)
     assert rebuilt is not None and rebuilt.previous == GRADED
     assert rebuilt.feedback_key == "evaluation-0.json"
     assert json.loads(rebuilt.feedback)["criteria"][0]["feedback"] == "write FIXED"
     assert "- fixed: write FIXED" in rebuilt.section
-    assert revision.recorded_revision(recorded, GRADED, attempt=1, max_iterations=3) is None
-    assert revision.recorded_revision(recorded, None, attempt=2, max_iterations=3) is None
+    assert revision.recorded_revision(recorded, None, max_iterations=3) is None
     satisfied = recorded.model_copy(
         update={
             "evaluations": [
@@ -297,4 +296,4 @@ def test_r42_a_restart_rebuilds_the_revision_from_the_record() -> None:
             ]
         }
     )
-    assert revision.recorded_revision(satisfied, GRADED, attempt=2, max_iterations=3) is None
+    assert revision.recorded_revision(satisfied, GRADED, max_iterations=3) is None

@@ -61,13 +61,11 @@ async def after_attempt(
     ):
         await phase_finish.write_final(ctx, attempt, concluded)
         return None
-    iteration = attempt.number - 1
+    grader_pod = naming.grader_pod(ctx.name, attempt.number)
+    iteration = record.iteration_of(ctx.status.outcome, grader_pod=grader_pod)
     now = datetime.now(UTC)
     recorded = record.started(
-        ctx.status.outcome,
-        iteration=iteration,
-        grader_pod=naming.grader_pod(ctx.name, attempt.number),
-        now=now,
+        ctx.status.outcome, iteration=iteration, grader_pod=grader_pod, now=now
     )
     started = _evaluation(recorded.evaluations, iteration)
     max_iterations = ctx.spec.outcome.max_iterations
@@ -91,8 +89,9 @@ async def after_attempt(
 def is_grading(ctx: PhaseContext, attempt: Attempt) -> bool:
     """Whether ``attempt``'s evaluation was started and has not ended (a restart)."""
     recorded = ctx.status.outcome
+    grader_pod = naming.grader_pod(ctx.name, attempt.number)
     return recorded is not None and any(
-        e.iteration == attempt.number - 1 and e.result is None for e in recorded.evaluations
+        e.grader_pod == grader_pod and e.result is None for e in recorded.evaluations
     )
 
 
@@ -101,9 +100,9 @@ async def grade(ctx: PhaseContext, attempt: Attempt) -> revision.Revision | None
     go on as it says: the next attempt's revision, or None when the phase has ended."""
     spec_outcome = ctx.spec.outcome
     assert spec_outcome is not None and ctx.status.outcome is not None
-    iteration = attempt.number - 1
     grader_name = naming.grader_pod(ctx.name, attempt.number)
-    evaluated, grade_read, spent = await _evaluate(ctx, attempt, grader_name)
+    iteration = record.iteration_of(ctx.status.outcome, grader_pod=grader_name)
+    evaluated, grade_read, spent = await _evaluate(ctx, attempt, grader_name, iteration)
     now = datetime.now(UTC)
     explanation = grade_read.explanation if grade_read else None
     if explanation is None and evaluated.cause is not None:
@@ -175,25 +174,21 @@ async def grade(ctx: PhaseContext, attempt: Attempt) -> revision.Revision | None
     return next_revision
 
 
-def recorded_revision(ctx: PhaseContext, attempt: Attempt) -> revision.Revision | None:
+def recorded_revision(ctx: PhaseContext) -> revision.Revision | None:
     """A revised attempt's revision rebuilt from the status (after a restart, R42)."""
     if ctx.spec.outcome is None:
         return None
     return revision.recorded_revision(
-        ctx.status.outcome,
-        ctx.status.handoff,
-        attempt=attempt.number,
-        max_iterations=ctx.spec.outcome.max_iterations,
+        ctx.status.outcome, ctx.status.handoff, max_iterations=ctx.spec.outcome.max_iterations
     )
 
 
 async def _evaluate(
-    ctx: PhaseContext, attempt: Attempt, grader_name: str
+    ctx: PhaseContext, attempt: Attempt, grader_name: str, iteration: int
 ) -> tuple[evaluation.Evaluated, Grade | None, Usage | None]:
-    """The grader's run and its grade, as evaluation ``attempt - 1`` of the loop."""
+    """The grader's run and its grade, as evaluation ``iteration`` of the loop."""
     spec_outcome = ctx.spec.outcome
     assert spec_outcome is not None
-    iteration = attempt.number - 1
     limit = spec_outcome.max_iterations
 
     def failed(cause: SystemFailure) -> tuple[evaluation.Evaluated, None, None]:

@@ -10,7 +10,8 @@ so the runner is safe to kill at any moment: a new one finishes from the
 checkpoint (even without the pod), or, before it, finds the same pod by
 its deterministic name and the Phase's UID and reads the log again, checking
 it against the progress already recorded (R14). A phase with an outcome goes
-on from attempt to attempt as its evaluations say.
+on from attempt to attempt as its evaluations say, and a failed attempt is followed by
+another as the phase's retry policy says (:mod:`phase_retry`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ from datetime import UTC, datetime
 
 from agentjobs.adapters import paths
 from agentjobs.adapters.kube import Kube
-from agentjobs.handlers import phase_finish, phase_log, phase_outcome, phase_pod, pod_wait
+from agentjobs.handlers import (
+    phase_finish,
+    phase_log,
+    phase_outcome,
+    phase_pod,
+    phase_retry,
+    pod_wait,
+)
 from agentjobs.handlers.config import OperatorConfig
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
 from agentjobs.handlers.phase_log import Transcript
@@ -85,9 +93,16 @@ class PhaseRunner:
                 revision = await phase_outcome.grade(ctx, attempt)
             else:
                 concluded = await self._run_attempt(ctx, attempt, revision)
-                if concluded is None:
+                ended = (
+                    None
+                    if concluded is None
+                    else await phase_retry.after_attempt(ctx, attempt, concluded)
+                )
+                if ended is None:
                     return
-                revision = await phase_outcome.after_attempt(ctx, attempt, concluded)
+                if ended.retried:  # the next attempt gets the same revision, if any
+                    continue
+                revision = await phase_outcome.after_attempt(ctx, attempt, ended.status)
             if revision is None:
                 return
 
@@ -101,10 +116,11 @@ class PhaseRunner:
             await pod_wait.release(ctx, attempt.pod_name)
             return await phase_finish.conclude(ctx, attempt, run, verdict)
         if ctx.status.pod_name is None:
+            await phase_retry.wait_for_backoff(ctx, attempt)
             stopped = ctx.cancel_requested or ctx.interrupt_requested
             failure = None
             if not stopped:
-                revision = revision or phase_outcome.recorded_revision(ctx, attempt)
+                revision = revision or phase_outcome.recorded_revision(ctx)
                 failure = await phase_pod.create_pod(ctx, attempt, revision=revision)
             if stopped or failure is not None:
                 facts = pod_wait.never_ran(

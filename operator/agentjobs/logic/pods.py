@@ -307,6 +307,7 @@ def phase_pod(
         {"name": "AGENTJOBS_OUTPUT_DIR", "value": OUTPUT_DIRECTORY},
         {"name": "AGENTJOBS_EXECUTION", "value": spec.execution_name},
         {"name": "AGENTJOBS_PHASE", "value": spec.name},
+        {"name": "AGENTJOBS_ATTEMPT", "value": str(attempt)},
         {"name": "AGENTJOBS_TRANSCRIPT_FORMAT", "value": transcript_format.value},
         *pod_placement.home_environment(spec),
         *_dump(spec.env),

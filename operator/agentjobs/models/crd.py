@@ -141,6 +141,7 @@ def custom_resource_definitions() -> dict[str, dict[str, Any]]:
                 _column("Report", ".status.report.state"),
                 _column("Outcome", ".status.outcome.result"),
                 _column("Exit", ".status.exitCode", "integer"),
+                _column("Attempt", ".status.attempt", "integer"),
                 AGE,
             ],
         ),

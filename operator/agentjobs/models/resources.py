@@ -38,6 +38,7 @@ from agentjobs.models.kubernetes import (
     SecurityContext,
 )
 from agentjobs.models.notifications import MAX_TARGETS, NotificationRecord, NotifyTarget
+from agentjobs.models.retry import AttemptRecord, RetryPolicy
 from agentjobs.models.storage import HandoffRef
 
 GROUP = "agentjobs.io"
@@ -101,6 +102,7 @@ class PhaseSettings(KubernetesModel):
     priority_class_name: placement.ClassName | None = None
     runtime_class_name: placement.ClassName | None = None
     workspace: placement.Workspace | None = None
+    retry: RetryPolicy | None = None  # R45
 
 
 class PhaseTemplate(PhaseSettings):
@@ -139,12 +141,6 @@ class ArtifactStorage(KubernetesModel):
     )
 
 
-class ResumeFrom(KubernetesModel):
-    """R48: the ended Execution, in the same namespace, whose completed phases are inherited."""
-
-    name: str = Field(min_length=1, max_length=253)
-
-
 class ExecutionSpec(KubernetesModel):
     """An ordered list of agent phases, run one at a time."""
 
@@ -173,13 +169,6 @@ class ExecutionSpec(KubernetesModel):
                 "notify cannot be changed once the execution exists: create a new Execution",
                 reason="FieldValueForbidden",
             ),
-            # R48: what it inherited is recorded once, from the parent named here.
-            cel(
-                "has(self.resumeFrom) == has(oldSelf.resumeFrom)"
-                " && (!has(self.resumeFrom) || self.resumeFrom == oldSelf.resumeFrom)",
-                "resumeFrom cannot be changed once the execution exists: create a new Execution",
-                reason="FieldValueForbidden",
-            ),
         )
     }
 
@@ -203,7 +192,6 @@ class ExecutionSpec(KubernetesModel):
     artifacts: ArtifactStorage | None = None
     artifact_retention: Literal["Retain", "Delete"] = "Retain"
     notify: list[NotifyTarget] = Field(default=[], max_length=MAX_TARGETS)  # R49
-    resume_from: ResumeFrom | None = None  # R48
 
 
 class PhaseSpec(PhaseSettings):
@@ -312,6 +300,7 @@ class PhaseResourceStatus(ContractModel):
     error: str | None = None
     pod_name: str | None = None
     attempt: int | None = None
+    attempts: list[AttemptRecord] = []  # R47
     log: LogProgress | None = None
     run: RunCheckpoint | None = None
     started_at: datetime | None = None
@@ -328,19 +317,6 @@ class PhaseSummary(ContractModel):
     deliverable_recovered: bool = False
     reported_side_effects: SideEffects | None = None
     outcome: EvaluationResult | None = None
-    # R48: the Execution that ran this phase, for a phase a resumed execution inherited.
-    inherited_from: str | None = None
-
-
-class ResumedFrom(ContractModel):
-    """R48: the parent a resumed Execution inherited from, and what its first phase receives."""
-
-    # Recorded once, so that later reconciles never read the parent again, nor take a
-    # parent re-created under the same name for it.
-
-    name: str
-    uid: str
-    handoff: HandoffRef | None = None
 
 
 class ExecutionResourceStatus(ContractModel):
@@ -360,6 +336,5 @@ class ExecutionResourceStatus(ContractModel):
     started_at: datetime | None = None
     finished_at: datetime | None = None
     notifications: list[NotificationRecord] = []  # R51
-    resumed_from: ResumedFrom | None = None  # R48
     observed_generation: int | None = None
     conditions: Conditions = []

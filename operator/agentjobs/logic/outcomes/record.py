@@ -31,6 +31,14 @@ ONGOING_EVENT = "OutcomeEvaluationOngoing"
 END_EVENT = "OutcomeEvaluationEnd"
 
 
+def iteration_of(recorded: PhaseOutcome | None, *, grader_pod: str) -> int:
+    """The iteration ``grader_pod`` grades: its evaluation's, or the next one when it has
+    not started. Not the attempt's number: a retried attempt (R45) is no iteration."""
+    evaluations = recorded.evaluations if recorded else []
+    found = next((e.iteration for e in evaluations if e.grader_pod == grader_pod), None)
+    return len(evaluations) if found is None else found
+
+
 def started(
     recorded: PhaseOutcome | None, *, iteration: int, grader_pod: str, now: datetime
 ) -> PhaseOutcome:

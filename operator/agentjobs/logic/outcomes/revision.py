@@ -118,23 +118,20 @@ def revision_for(
 
 
 def recorded_revision(
-    recorded: PhaseOutcome | None,
-    previous: HandoffRef | None,
-    *,
-    attempt: int,
-    max_iterations: int,
+    recorded: PhaseOutcome | None, previous: HandoffRef | None, *, max_iterations: int
 ) -> Revision | None:
-    """Attempt ``attempt``'s revision rebuilt from the status record (after a restart),
-    when the evaluation before it asked for one; its texts are the record's (cut)."""
-    if attempt < 2 or recorded is None or previous is None:
+    """The revision of the attempt that follows the latest evaluation, rebuilt from the status
+    record (after a restart, R42), when that evaluation asked for one; its texts are the
+    record's (cut). A retried revised attempt (R45) gets the same revision again."""
+    if recorded is None or previous is None or not recorded.evaluations:
         return None
-    found = [e for e in recorded.evaluations if e.iteration == attempt - 2]
-    if not found or found[0].result is not EvaluationResult.NEEDS_REVISION:
+    latest = max(recorded.evaluations, key=lambda e: e.iteration)
+    if latest.result is not EvaluationResult.NEEDS_REVISION:
         return None
     return revision_for(
-        iteration=attempt - 2,
+        iteration=latest.iteration,
         max_iterations=max_iterations,
-        explanation=found[0].explanation,
-        criteria=found[0].criteria,
+        explanation=latest.explanation,
+        criteria=latest.criteria,
         previous=previous,
     )
