@@ -141,6 +141,12 @@ class ArtifactStorage(KubernetesModel):
     )
 
 
+class ResumeFrom(KubernetesModel):
+    """R48: the ended Execution, in the same namespace, whose completed phases are inherited."""
+
+    name: str = Field(min_length=1, max_length=253)
+
+
 class ExecutionSpec(KubernetesModel):
     """An ordered list of agent phases, run one at a time."""
 
@@ -169,6 +175,13 @@ class ExecutionSpec(KubernetesModel):
                 "notify cannot be changed once the execution exists: create a new Execution",
                 reason="FieldValueForbidden",
             ),
+            # R48: what it inherited is recorded once, from the parent named here.
+            cel(
+                "has(self.resumeFrom) == has(oldSelf.resumeFrom)"
+                " && (!has(self.resumeFrom) || self.resumeFrom == oldSelf.resumeFrom)",
+                "resumeFrom cannot be changed once the execution exists: create a new Execution",
+                reason="FieldValueForbidden",
+            ),
         )
     }
 
@@ -192,6 +205,7 @@ class ExecutionSpec(KubernetesModel):
     artifacts: ArtifactStorage | None = None
     artifact_retention: Literal["Retain", "Delete"] = "Retain"
     notify: list[NotifyTarget] = Field(default=[], max_length=MAX_TARGETS)  # R49
+    resume_from: ResumeFrom | None = None  # R48
 
 
 class PhaseSpec(PhaseSettings):
@@ -317,6 +331,19 @@ class PhaseSummary(ContractModel):
     deliverable_recovered: bool = False
     reported_side_effects: SideEffects | None = None
     outcome: EvaluationResult | None = None
+    # R48: the Execution that ran this phase, for a phase a resumed execution inherited.
+    inherited_from: str | None = None
+
+
+class ResumedFrom(ContractModel):
+    """R48: the parent a resumed Execution inherited from, and what its first phase receives."""
+
+    # Recorded once, so that later reconciles never read the parent again, nor take a
+    # parent re-created under the same name for it.
+
+    name: str
+    uid: str
+    handoff: HandoffRef | None = None
 
 
 class ExecutionResourceStatus(ContractModel):
@@ -336,5 +363,6 @@ class ExecutionResourceStatus(ContractModel):
     started_at: datetime | None = None
     finished_at: datetime | None = None
     notifications: list[NotificationRecord] = []  # R51
+    resumed_from: ResumedFrom | None = None  # R48
     observed_generation: int | None = None
     conditions: Conditions = []
