@@ -26,6 +26,10 @@ LABEL org.opencontainers.image.title="agentjobs" \
 RUN groupadd --system --gid 65532 agentjobs \
  && useradd --system --uid 65532 --gid 65532 --home-dir /nonexistent --no-create-home \
       --shell /usr/sbin/nologin agentjobs
+# git for the harvester's last sync, which saves a phase's unpushed commits as patches (R52).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git \
+ && rm -rf /var/lib/apt/lists/*
 COPY --from=build /opt/agentjobs /opt/agentjobs
 ENV PATH=/opt/agentjobs/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \

@@ -26,6 +26,7 @@ from agentjobs.models.contract import (
     ReportState,
 )
 from agentjobs.models.output import EntryKind, OutputEntry
+from agentjobs.models.storage import RepositoryRecord
 
 SUBSTANTIVE = "I rewrote the retry loop in client.py and added two regression tests for timeouts."
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
@@ -139,7 +140,8 @@ def test_r31_a_recovered_artifact_is_marked_in_title_and_banner() -> None:
 
 
 def test_r31_work_left_on_a_branch_is_named() -> None:
-    artifact = plan([], work_branch="agentjobs/fix-retry").artifacts[0]
+    work = [RepositoryRecord(repo="service", branch="agentjobs/fix-retry", head="a" * 40)]
+    artifact = plan([], work=work).artifacts[0]
     assert "## Where this phase's work stands" in (artifact.content or "")
     assert "`agentjobs/fix-retry`" in (artifact.content or "")
 

@@ -12,12 +12,13 @@ from datetime import UTC, datetime
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
 from agentjobs.handlers.phase_log import Transcript
 from agentjobs.handlers.phase_pod import delete_secret
-from agentjobs.handlers.phase_storage import StoredObject, stored_files
+from agentjobs.handlers.phase_storage import StoredObject, stored_files, stored_work
 from agentjobs.logic import handoff, harvest, phase, phase_status, resolution
 from agentjobs.logic.artifact_rule import RecoveryContext
 from agentjobs.logic.transcript_reader import ReaderVerdict
 from agentjobs.models.output import OutputEntry
 from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.storage import RepositoryRecord
 
 
 async def store_transcript(ctx: PhaseContext, attempt: Attempt, transcript: Transcript) -> None:
@@ -30,15 +31,15 @@ async def store_transcript(ctx: PhaseContext, attempt: Attempt, transcript: Tran
 
 async def _collect(
     ctx: PhaseContext, attempt: Attempt
-) -> tuple[list[OutputEntry], dict[str, StoredObject], bool]:
-    """The output listing the harvester recorded, where it stored each file, and whether its
-    last sync finished."""
+) -> tuple[list[OutputEntry], dict[str, StoredObject], bool, list[RepositoryRecord]]:
+    """The output listing the harvester recorded, where it stored each file, whether its
+    last sync finished, and the git repositories it found (R52)."""
     assert ctx.storage is not None and attempt.bucket is not None and attempt.root is not None
     manifest = await ctx.storage.manifest(attempt.bucket, attempt.root, ctx.report_waiting)
     if manifest is None:
-        return [], {}, False
+        return [], {}, False, []
     stored = stored_files(attempt.bucket, attempt.root, manifest)
-    return harvest.listing(manifest), stored, manifest.final
+    return harvest.listing(manifest), stored, manifest.final, manifest.work
 
 
 async def finish(
@@ -61,9 +62,10 @@ async def conclude(
     output: list[OutputEntry] | None = None
     stored: dict[str, StoredObject] = {}
     complete = True
+    work: list[RepositoryRecord] = []
     if ctx.storage is not None:
         ran = ctx.status.pod_name is not None
-        output, stored, complete = await _collect(ctx, attempt) if ran else ([], {}, True)
+        output, stored, complete, work = await _collect(ctx, attempt) if ran else ([], {}, True, [])
     now = datetime.now(UTC)
     result = phase.resolve_phase(
         report=verdict.report,
@@ -73,6 +75,7 @@ async def conclude(
             phase_name=ctx.spec.name,
             last_message=verdict.last_message,
             declared_outputs=tuple(ctx.spec.outputs or ()),
+            work=work,
         ),
         now=now,
         artifacts_complete=complete,
@@ -99,7 +102,11 @@ async def conclude(
         verdict=verdict,
         run=run,
         result=result,
-        stored={path: (item.url, item.sha256) for path, item in stored.items()},
+        # R52's patches are linked in the status; artifacts.json hands on only output/.
+        stored={
+            path: (item.url, item.sha256)
+            for path, item in (stored | stored_work(attempt.bucket, attempt.root, work)).items()
+        },
         generation=ctx.generation,
         now=now,
         handoff=handed_on,

@@ -19,11 +19,17 @@ from pydantic import ValidationError
 
 from agentjobs.adapters.object_store import ObjectStore, StorageError
 from agentjobs.handlers.credential_service import CredentialService
-from agentjobs.logic import harvest, object_layout
+from agentjobs.logic import harvest, object_layout, unpushed_work
 from agentjobs.logic.bucket_policy import BucketPolicy
 from agentjobs.models.contract import Artifact
 from agentjobs.models.resources import PhaseSpec
-from agentjobs.models.storage import ArtifactManifest, HandoffManifest, HandoffRef, ObjectLocation
+from agentjobs.models.storage import (
+    ArtifactManifest,
+    HandoffManifest,
+    HandoffRef,
+    ObjectLocation,
+    RepositoryRecord,
+)
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -167,4 +173,18 @@ def stored_files(bucket: str, root: str, manifest: ArtifactManifest) -> dict[str
         )
         for entry in manifest.entries
         if entry.uploaded and entry.sha256 and harvest.safe_path(entry.path)
+    }
+
+
+def stored_work(
+    bucket: str | None, root: str | None, work: Sequence[RepositoryRecord]
+) -> dict[str, StoredObject]:
+    """Where the harvester stored each patch of unpushed work (R52), by artifact path."""
+    if not bucket or not root:
+        return {}
+    return {
+        path: StoredObject(
+            ObjectLocation(bucket, object_layout.work_key(root, path)).url, patch.sha256
+        )
+        for path, patch in unpushed_work.stored_patches(work)
     }

@@ -17,6 +17,10 @@ Decisions where the contract is silent:
   message only when no non-empty file exists.
 - A recovered artifact's title puts the kept marker before the recovery
   marker, so that it still ends with ``[recovered from transcript]`` (R31).
+- R52's patches of unpushed work are kept as the phase's files are (failed:
+  ``(kept from a failed phase)``, cancelled or interrupted: ``(partial)``), and
+  not listed for a completed phase (see :mod:`agentjobs.logic.unpushed_work`).
+  A patch whose path an output file already has is not listed, with a warning.
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from agentjobs.logic import substance
+from agentjobs.logic import substance, unpushed_work
 from agentjobs.models.contract import Artifact, KeptAs
 from agentjobs.models.output import EntryKind, OutputEntry
+from agentjobs.models.storage import RepositoryRecord
 
 RECOVERED_PATH = "recovered-from-transcript.md"
 RECOVERED_MARKER = "[recovered from transcript]"
@@ -67,12 +72,13 @@ class ArtifactPlan:
 
 @dataclass(frozen=True)
 class RecoveryContext:
-    """What the operator knows when it recovers a last message (R31, R33)."""
+    """What the operator knows when it recovers a last message (R31, R33), and the git
+    repositories the harvester found (R52)."""
 
     phase_name: str
     last_message: str | None
     declared_outputs: Sequence[str] = ()
-    work_branch: str | None = None
+    work: Sequence[RepositoryRecord] = ()
 
 
 def _is_junk(path: str) -> bool:
@@ -115,11 +121,8 @@ def recovered_content(context: RecoveryContext) -> str:
         f"phase `{context.phase_name}`, taken from its session transcript. It is not a "
         f"deliverable the phase wrote.",
     ]
-    if context.work_branch:
-        parts.append(
-            f"## Where this phase's work stands\n\nThe phase left its work on the branch "
-            f"`{context.work_branch}`."
-        )
+    if (work := unpushed_work.work_section(context.work)) is not None:
+        parts.append(work)
     parts.append(f"## The agent's last message\n\n{context.last_message or ''}")
     return "\n\n".join(parts) + "\n"
 
@@ -188,8 +191,25 @@ def plan_artifacts(
         return ArtifactPlan(artifacts, skipped, deliverable_recovered=True, warnings=warnings)
     kept_as: KeptAs = "failed_phase" if end is PhaseEnd.FAILED else "partial"
     if files:
-        return ArtifactPlan([_file_artifact(e, kept_as) for e in files], skipped, warnings=warnings)
+        kept = [_file_artifact(e, kept_as) for e in files]
+        return _with_patches(ArtifactPlan(kept, skipped, warnings=warnings), context, kept_as)
     if usable_message:
         recovered = _recovered_artifact(RECOVERED_PATH, context, kept_as)
-        return ArtifactPlan([recovered], skipped, deliverable_recovered=True, warnings=warnings)
-    return ArtifactPlan([], skipped, warnings=warnings)
+        plan = ArtifactPlan([recovered], skipped, deliverable_recovered=True, warnings=warnings)
+        return _with_patches(plan, context, kept_as)
+    return _with_patches(ArtifactPlan([], skipped, warnings=warnings), context, kept_as)
+
+
+def _with_patches(plan: ArtifactPlan, context: RecoveryContext, kept_as: KeptAs) -> ArtifactPlan:
+    """R52: the kept work's patches among the artifacts, unless an output file has the path."""
+    taken = {artifact.path for artifact in plan.artifacts}
+    artifacts = list(plan.artifacts)
+    warnings = list(plan.warnings)
+    for path, patch in unpushed_work.stored_patches(context.work):
+        if path in taken:
+            warnings.append(f"{path}: an output file has this path; the patch is not listed")
+            continue
+        title = artifact_title(path, recovered=False, kept_as=kept_as)
+        artifacts.append(Artifact(path=path, title=title, size=patch.size, kept_as=kept_as))
+    artifacts.sort(key=lambda artifact: artifact.path)
+    return ArtifactPlan(artifacts, plan.skipped, plan.deliverable_recovered, plan.error, warnings)

@@ -2,8 +2,8 @@
 
 ``<bucket>/[<prefix>/]namespaces/<namespace>/executions/<execution>/<index>-<phase>/attempt-<n>/``
 holding ``output/<path>``, ``manifest.json`` (the harvester's), ``artifacts.json``
-(the operator's hand-off, R35) and ``transcript.log``; the grader of attempt ``n``
-(R38) stores the same under ``grader-<n>/`` beside it.
+(the operator's hand-off, R35), ``transcript.log`` and ``work/<repo>/*.patch`` (R52);
+the grader of attempt ``n`` (R38) stores the same under ``grader-<n>/`` beside it.
 
 A per-Execution prefix is put in front of the namespace and execution, never
 instead of them, and may not hold the segment ``namespaces``: the first
@@ -58,6 +58,11 @@ def manifest_key(attempt_root: str) -> str:
 
 def handoff_key(attempt_root: str) -> str:
     return f"{attempt_root}/{handoff.HANDOFF_MANIFEST}"
+
+
+def work_key(attempt_root: str, patch_path: str) -> str:
+    """The key of a patch of unpushed work (R52), ``patch_path`` being ``work/<repo>/<name>``."""
+    return f"{attempt_root}/{handoff.relative_artifact_path(patch_path)}"
 
 
 def transcript_key(attempt_root: str) -> str:

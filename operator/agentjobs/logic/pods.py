@@ -27,6 +27,9 @@ GRADER_CONTAINER = "grader"  # a grader pod's main container (R38)
 WORKSPACE_VOLUME = "workspace"
 PROMPT_VOLUME = "prompt"
 TMP_VOLUME = "tmp"
+# The harvester's own scratch space (R52: the shadow git directory and the patches it
+# makes), mounted in no container the agent controls.
+HARVESTER_TMP_VOLUME = "harvester-tmp"
 WORKSPACE_PATH = "/workspace"
 PROMPT_DIRECTORY = "/etc/agentjobs/prompt"
 PROMPT_KEY = "prompt.md"
@@ -248,7 +251,7 @@ def _sidecar_containers(sidecars: Sidecars, security: SecurityContext) -> list[d
             HARVESTER_READY_FILE,
         ],
         "env": env,
-        "volumeMounts": mounts,
+        "volumeMounts": [*mounts, {"name": HARVESTER_TMP_VOLUME, "mountPath": "/tmp"}],
         "securityContext": pod_security.as_json(security),
         **_resources(sidecars.resources),
         "restartPolicy": "Always",  # a native sidecar: runs beside the agent, stops after it
@@ -360,6 +363,7 @@ def phase_pod(
         pod_spec["serviceAccountName"] = spec.service_account_name
     if sidecars is not None:
         pod_spec["initContainers"] = _sidecar_containers(sidecars, security.container)
+        pod_spec["volumes"].append({"name": HARVESTER_TMP_VOLUME, "emptyDir": {}})
         pod_spec["terminationGracePeriodSeconds"] = STORAGE_GRACE_SECONDS
     if spec.timeout_seconds is not None:
         # Not activeDeadlineSeconds: it would give the agent the harvester's long grace.

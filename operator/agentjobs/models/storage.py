@@ -11,6 +11,8 @@ from pydantic import Field
 from agentjobs.models.contract import ContractModel
 from agentjobs.models.output import EntryKind
 
+SHA256_PATTERN = r"^[0-9a-f]{64}$"
+
 
 class ManifestEntry(ContractModel):
     """One entry of a phase's output directory as the harvester found it (R28).
@@ -29,15 +31,44 @@ class ManifestEntry(ContractModel):
     skipped: str | None = None
 
 
+class StoredPatch(ContractModel):
+    """A patch the harvester stored under ``work/<repo>/`` beside ``output/`` (R52)."""
+
+    size: int = Field(ge=0)
+    sha256: str = Field(pattern=SHA256_PATTERN)
+
+
+class RepositoryRecord(ContractModel):
+    """A git repository under /workspace as the harvester's last sync found it (R52).
+
+    ``repo`` is its path under /workspace; ``upstream`` the remote-tracking
+    branch its commits were compared with (None: with every remote-tracking
+    ref); ``commits`` how many non-merge commits are not there, all in
+    ``unpushed_patch``, of which ``workflow_commits`` change
+    ``.github/workflows/`` (their part of it in ``workflow_patch``).
+    ``skipped`` says why the commits could not be saved.
+    """
+
+    repo: str
+    branch: str | None = None
+    head: str | None = None
+    upstream: str | None = None
+    commits: int = 0
+    merges_left_out: int = 0
+    workflow_commits: int = 0
+    unpushed_patch: StoredPatch | None = None
+    workflow_patch: StoredPatch | None = None
+    skipped: str | None = None
+
+
 class ArtifactManifest(ContractModel):
-    """``manifest.json``: written after every sync; ``final`` once the last sync succeeded."""
+    """``manifest.json``: written after every sync; ``final`` once the last sync succeeded,
+    and only the final one records the repositories (``work``)."""
 
     version: Literal[1] = 1
     final: bool = False
     entries: list[ManifestEntry] = []
-
-
-SHA256_PATTERN = r"^[0-9a-f]{64}$"
+    work: list[RepositoryRecord] = []
 
 
 class InputArtifact(ContractModel):

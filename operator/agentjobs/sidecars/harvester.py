@@ -8,15 +8,19 @@ is retried with backoff until it succeeds: a storage outage delays the phase
 retried: a file that cannot be read as a regular file (see
 :mod:`agentjobs.adapters.output_dir`) is skipped and recorded, so one bad file
 never holds up the last sync. Each sync ends by writing ``manifest.json`` (when
-it changed); the last one is marked ``final``.
+it changed); the last one is marked ``final`` and records the git repositories
+under the workspace, their unpushed commits stored as patches (R52, see
+:mod:`agentjobs.sidecars.work_scan`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import logging
 import os
 import signal
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -26,9 +30,16 @@ from types import FrameType
 from agentjobs.adapters import output_dir
 from agentjobs.adapters.object_store import StorageError, content_type
 from agentjobs.adapters.presigned_store import PresignedStore
-from agentjobs.logic import harvest, object_layout
+from agentjobs.logic import harvest, object_layout, unpushed_work
+from agentjobs.logic.pods import WORKSPACE_PATH
 from agentjobs.models.output import OutputEntry
-from agentjobs.models.storage import ArtifactManifest, ObjectLocation
+from agentjobs.models.storage import (
+    ArtifactManifest,
+    ObjectLocation,
+    RepositoryRecord,
+    StoredPatch,
+)
+from agentjobs.sidecars import work_scan
 
 logger = logging.getLogger("agentjobs.harvester")
 PARALLEL_UPLOADS = 4
@@ -46,9 +57,14 @@ class Harvester:
         bucket: str,
         attempt_root: str,
         limits: harvest.HarvestLimits = harvest.DEFAULT_LIMITS,
+        workspace: Path = Path(WORKSPACE_PATH),
+        work_limits: unpushed_work.WorkLimits = unpushed_work.DEFAULT_LIMITS,
     ) -> None:
         self._store = store
         self._directory = directory
+        self._workspace = workspace
+        self._work_limits = work_limits
+        self._work: list[RepositoryRecord] | None = None
         self._bucket = bucket
         self._root = attempt_root
         self._limits = limits
@@ -118,7 +134,51 @@ class Harvester:
         self._write_manifest(manifest, final=final)
         return len(plan.to_upload) - len(unreadable)
 
+    def _store_patch(self, repo: str, name: str, path: Path) -> StoredPatch:
+        location = ObjectLocation(
+            self._bucket,
+            object_layout.work_key(self._root, unpushed_work.patch_path(repo, name)),
+        )
+        digest = hashlib.sha256()
+        with open(path, "rb") as patch:
+            size = os.fstat(patch.fileno()).st_size
+            self._store.put_stream(location, patch, size=size, media_type="text/x-patch")
+            patch.seek(0)
+            while chunk := patch.read(UPLOAD_BUFFER):
+                digest.update(chunk)
+        return StoredPatch(size=size, sha256=digest.hexdigest())
+
+    def _stored_work(self) -> list[RepositoryRecord]:
+        """R52, once per harvester: each repository's record, its patches stored."""
+        if self._work is None:
+            records = []
+            with tempfile.TemporaryDirectory(prefix="agentjobs-work-") as scratch:
+                for found in work_scan.scan(self._workspace, Path(scratch), self._work_limits):
+                    stored = {}
+                    for field, name, path in (
+                        ("unpushed_patch", unpushed_work.UNPUSHED_PATCH, found.unpushed),
+                        ("workflow_patch", unpushed_work.WORKFLOW_PATCH, found.workflow),
+                    ):
+                        if path is not None:
+                            stored[field] = self._store_patch(found.record.repo, name, path)
+                    records.append(found.record.model_copy(update=stored))
+            self._work = records
+        return self._work
+
+    def _with_work(self, manifest: ArtifactManifest) -> ArtifactManifest:
+        try:
+            work = self._stored_work()
+        except StorageError:
+            raise  # the final sync is retried
+        except Exception:
+            # Unpushed work is saved at best: a bug here must not cost the output (R28).
+            logger.exception("looking for unpushed work failed; the output is stored without it")
+            work = []
+        return manifest.model_copy(update={"work": work})
+
     def _write_manifest(self, manifest: ArtifactManifest, *, final: bool) -> None:
+        if final:
+            manifest = self._with_work(manifest)
         # Compact: with tens of thousands of entries every byte per entry counts.
         data = manifest.model_dump_json(by_alias=True, exclude_defaults=True).encode()
         if data != self._last_manifest or final:
