@@ -12,7 +12,7 @@ runs and the execution fails (platform, a config blocker) when the resume is
 refused; inherited phases are listed first with ``inheritedFrom``, not
 created, and left out of R23-R26; the first own phase gets the parent's
 hand-off; later reconciles use the record without the parent; an inherited
-phase is never taken for one deleted from outside.
+phase is never taken for one deleted from outside. The CLI wants NAMESPACE/NAME.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from agentjobs.cli import main as agentjobs
 from agentjobs.logic import execution_plan, phase_status, resume
 from agentjobs.logic.execution_plan import ChildPhase
 from agentjobs.models.contract import SystemFailure
@@ -317,3 +318,8 @@ def test_an_inherited_phase_is_never_taken_for_one_deleted_from_outside() -> Non
     result = plan([own(1, {"status": "running"})], None, previous=first)
     assert result.status.status == "running"
     assert result.cancel == []
+
+
+def test_the_cli_wants_namespace_and_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert agentjobs(["resume", "notes"]) == 2
+    assert capsys.readouterr().err == "agentjobs: error: give the execution as NAMESPACE/NAME\n"

@@ -7,13 +7,24 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
 
-from agentjobs.cli import artifacts, crds, fetch_inputs, grade, harvest, report, run, timekeeper
+from agentjobs.cli import (
+    artifacts,
+    crds,
+    fetch_inputs,
+    grade,
+    harvest,
+    report,
+    resume,
+    run,
+    timekeeper,
+)
 
 COMMANDS: dict[str, ModuleType] = {
     "report": report,
     "grade": grade,
     "run": run,
     "artifacts": artifacts,
+    "resume": resume,
     "crds": crds,
     "harvest": harvest,
     "fetch-inputs": fetch_inputs,
