@@ -29,6 +29,8 @@ VERSITYGW_VERSION = "v1.8.0"
 MINIO_VERSION = "v0.0.0-20260212201848-7aac2a2c5b7c"
 # Simulated nodes for the scale benchmark: pods there run by stages, not as processes.
 KWOK_VERSION = "v0.8.0"
+# kstatus's rules (what Flux, kpt and cli-utils' appliers wait on), for a test of the conditions.
+KSTATUS_VERSION = "v0.37.2"
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,7 @@ BUILDS: tuple[GoModuleBuild, ...] = (
         version=KWOK_VERSION,
         packages={"kwok": "sigs.k8s.io/kwok/cmd/kwok"},
     ),
+    GoModuleBuild(module_dir="kstatus", version=KSTATUS_VERSION, packages={"kstatus": "."}),
 )
 
 

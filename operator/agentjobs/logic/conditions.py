@@ -3,8 +3,12 @@
 Both resources carry the same four: ``Running``, ``Complete``, ``Failed``
 and ``Finished`` (true on any terminal status, its reason the status), so
 that ``kubectl wait --for=condition=Complete`` and ``--for=condition=Finished``
-work on either. A condition keeps its ``lastTransitionTime`` until its status
-changes.
+work on either. Three more follow kstatus (sigs.k8s.io/cli-utils), which Flux,
+kpt and cli-utils' appliers wait on: ``Reconciling`` (true while pending or
+running: InProgress), ``Stalled`` (true once it ended without completing:
+Failed, as nothing more will happen without a new Execution) and ``Ready``
+(true once completed: Current). A condition keeps its ``lastTransitionTime``
+until its status changes.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from typing import Literal
 from agentjobs.models.resources import Condition
 
 TERMINAL = frozenset({"completed", "failed", "cancelled", "interrupted"})
-CONDITION_TYPES = ("Running", "Complete", "Failed", "Finished")
+CONDITION_TYPES = ("Running", "Complete", "Failed", "Finished", "Reconciling", "Stalled", "Ready")
+# kstatus's conditions restate the four above, so they post no events of their own.
+KSTATUS_TYPES = frozenset({"Reconciling", "Stalled", "Ready"})
 
 
 def _reason(status: str) -> str:
@@ -30,6 +36,9 @@ def _desired(status: str) -> dict[str, bool]:
         "Complete": status == "completed",
         "Failed": status == "failed",
         "Finished": finished,
+        "Reconciling": not finished,
+        "Stalled": finished and status != "completed",
+        "Ready": status == "completed",
     }
 
 
@@ -41,7 +50,7 @@ def conditions_for(
     generation: int | None,
     now: datetime,
 ) -> list[Condition]:
-    """The four conditions for ``status`` (pending, running or a terminal status)."""
+    """The seven conditions for ``status`` (pending, running or a terminal status)."""
     before = {condition.type: condition for condition in previous}
     conditions = []
     for condition_type, true in _desired(status).items():
@@ -62,6 +71,10 @@ def conditions_for(
 
 
 def changed_types(previous: Sequence[Condition], current: Sequence[Condition]) -> list[str]:
-    """The condition types whose status changed (events are posted only for these)."""
+    """The types that became true, kstatus's excepted (events are posted only for these)."""
     before = {condition.type: condition.status for condition in previous}
-    return [c.type for c in current if before.get(c.type) != c.status and c.status == "True"]
+    return [
+        c.type
+        for c in current
+        if before.get(c.type) != c.status and c.status == "True" and c.type not in KSTATUS_TYPES
+    ]
