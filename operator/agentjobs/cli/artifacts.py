@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 from agentjobs.adapters.object_store import ObjectStore, StorageError, StorageSettings
-from agentjobs.logic import handoff, naming
-from agentjobs.models.resources import PhaseResourceStatus, PhaseSpec
+from agentjobs.cli import execution_phases
+from agentjobs.logic import handoff
+from agentjobs.models.resources import PhaseResourceStatus
 from agentjobs.models.storage import HandoffManifest, InputArtifact, ObjectLocation
 
 HELP = "list or download an execution's artifacts"
@@ -29,31 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-PhaseArtifacts = tuple[PhaseSpec, PhaseResourceStatus]
-
-
-async def _phases(namespace: str, execution: str) -> list[PhaseArtifacts]:
-    from agentjobs.adapters.kube import Kube  # heavy: loaded only by the commands that use it
-
-    kube = await Kube.connect()
-    try:
-        path = f"/apis/agentjobs.io/v1alpha1/namespaces/{namespace}"
-        if await kube.get(f"{path}/executions/{execution}") is None:
-            raise LookupError(f"execution {namespace}/{execution} not found")
-        items = await kube.list(
-            f"{path}/phases",
-            label_selector=f"{naming.LABEL_EXECUTION}={naming.label_value(execution)}",
-        )
-    finally:
-        await kube.close()
-    found = [
-        (
-            PhaseSpec.model_validate(item["spec"]),
-            PhaseResourceStatus.model_validate(item.get("status") or {}),
-        )
-        for item in items
-    ]
-    return sorted((p for p in found if p[0].execution_name == execution), key=lambda p: p[0].index)
+PhaseArtifacts = execution_phases.PhaseRecord
 
 
 def _print(phases: list[PhaseArtifacts]) -> None:
@@ -110,14 +87,13 @@ def _download(phases: list[PhaseArtifacts], directory: Path) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    namespace, _, execution = args.execution.partition("/")
-    if not namespace or not execution:
-        print("agentjobs: error: give the execution as NAMESPACE/EXECUTION", file=sys.stderr)
+    named = execution_phases.parse_execution(args.execution)
+    if named is None:
         return 2
     from agentjobs.adapters.kube import ApiError
 
     try:
-        phases = asyncio.run(_phases(namespace, execution))
+        phases = asyncio.run(execution_phases.execution_phases(*named))
         if args.phase is not None:
             phases = [p for p in phases if p[0].name == args.phase]
         if args.download is None:

@@ -16,8 +16,10 @@ from datetime import UTC, datetime
 
 from agentjobs.handlers import events
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
-from agentjobs.logic import retry
+from agentjobs.logic import object_layout, retry
 from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.retry import TranscriptRef
+from agentjobs.models.storage import ObjectLocation
 
 RETRYING_EVENT = "Retrying"
 NOT_RETRIED_EVENT = "NotRetried"
@@ -45,7 +47,12 @@ async def after_attempt(
     )
     now = datetime.now(UTC)
     record = retry.attempt_record(
-        concluded, number=attempt.number, pod_name=attempt.pod_name, reason=decision.reason, now=now
+        concluded,
+        number=attempt.number,
+        pod_name=attempt.pod_name,
+        reason=decision.reason,
+        now=now,
+        transcript=_transcript(ctx, attempt),
     )
     if not decision.retry:
         if decision.reason is not None:
@@ -66,6 +73,17 @@ async def after_attempt(
         warning=True,
     )
     return AttemptEnd(status, retried=True)
+
+
+def _transcript(ctx: PhaseContext, attempt: Attempt) -> TranscriptRef | None:
+    """Where the attempt's log was stored (before its run was checkpointed), if it was."""
+    run = ctx.status.run
+    if ctx.storage is None or attempt.bucket is None or attempt.root is None or run is None:
+        return None
+    if not run.transcript_sha256:  # the agent never ran: nothing was read, nothing stored
+        return None
+    location = ObjectLocation(attempt.bucket, object_layout.transcript_key(attempt.root))
+    return TranscriptRef(url=location.url, sha256=run.transcript_sha256, size=run.transcript_bytes)
 
 
 async def wait_for_backoff(ctx: PhaseContext, attempt: Attempt) -> None:

@@ -30,7 +30,13 @@ from agentjobs.models.contract import (
     TaskOutcomeStatus,
 )
 from agentjobs.models.resources import PhaseResourceStatus
-from agentjobs.models.retry import MAX_BACKOFF_SECONDS, AttemptRecord, RetryOn, RetryPolicy
+from agentjobs.models.retry import (
+    MAX_BACKOFF_SECONDS,
+    AttemptRecord,
+    RetryOn,
+    RetryPolicy,
+    TranscriptRef,
+)
 
 NO_RETRY = RetryPolicy()
 _WRITES_ATTEMPTED = frozenset({SideEffects.SUCCEEDED, SideEffects.DENIED, SideEffects.FAILED})
@@ -132,6 +138,7 @@ def attempt_record(
     pod_name: str,
     reason: str | None,
     now: datetime,
+    transcript: TranscriptRef | None = None,
 ) -> AttemptRecord:
     """Attempt ``number`` as it concluded; ``reason`` says what follows it, or the outcome's
     summary when nothing needs saying."""
@@ -146,6 +153,7 @@ def attempt_record(
         pod_name=pod_name,
         reason=reason or summary,
         finished_at=concluded.finished_at or now,
+        transcript=transcript,
     )
 
 

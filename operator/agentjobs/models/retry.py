@@ -75,6 +75,14 @@ class RetryPolicy(KubernetesModel):
     even_after_side_effects: bool = False
 
 
+class TranscriptRef(ContractModel):
+    """Where an attempt's agent log is stored, whole, and what its bytes hash to."""
+
+    url: str
+    sha256: str
+    size: int = Field(ge=0)
+
+
 class AttemptRecord(ContractModel):
     """One agent attempt as the Phase's ``status.attempts[]`` lists it (R47)."""
 
@@ -86,3 +94,4 @@ class AttemptRecord(ContractModel):
     # Why the attempt ended as it did, and whether another follows it (or why not).
     reason: str | None = None
     finished_at: datetime
+    transcript: TranscriptRef | None = None  # read back by `agentjobs logs` once the pod is gone
