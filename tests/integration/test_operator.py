@@ -67,6 +67,9 @@ def test_a_success_report_completes_the_execution(
         "Complete": "True",
         "Failed": "False",
         "Finished": "True",
+        "Reconciling": "False",
+        "Stalled": "False",
+        "Ready": "True",
     }
     log = kubectl.run("logs", "-n", namespace, "success-0-write-a1").stdout
     assert "prompt: Write the release notes." in log
