@@ -1,0 +1,188 @@
+"""Unpushed work kept from a failed phase, on the real local cluster (R52, issue 11).
+
+Case: an agent clones a bare origin the test made outside /workspace, makes
+two commits it does not push (the first touching .github/workflows/ci.yml)
+and exits 1. The failed phase keeps ``work/service/unpushed.patch`` and
+``work/service/workflow-changes.patch`` as artifacts titled "(kept from a
+failed phase)", stored beside output/ and recorded in the harvester's
+manifest; ``git am`` of the first on a fresh clone of the origin gives the
+same trees, messages and authors as the same script run here; the second
+holds only the workflow file; the recovered last message names the branch
+and both patches (R31). Runs on versitygw.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from minio import Minio
+
+from devcluster.testing import Kubectl
+from tests.integration.operator_fixtures import OperatorProcess, phase_status, wait_finished
+from tests.integration.stored import BUCKET, stored_objects
+
+# Fixed identities and dates: the same script gives the same commits in the pod and here.
+AGENT = r"""
+set -e
+export GIT_AUTHOR_NAME="Ada Agent" GIT_AUTHOR_EMAIL=ada@example.com
+export GIT_COMMITTER_NAME="Ada Agent" GIT_COMMITTER_EMAIL=ada@example.com
+export GIT_AUTHOR_DATE="2026-12-01T10:00:00Z" GIT_COMMITTER_DATE="2026-12-01T10:00:00Z"
+export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+git -c safe.directory='*' clone -q "$ORIGIN" service
+cd service
+mkdir -p .github/workflows
+printf 'on: push\njobs: {test: {runs-on: ubuntu-latest, steps: [{run: make test}]}}\n' \
+  > .github/workflows/ci.yml
+printf 'retries = 3\n' > settings.toml
+git add -A
+git commit -q -m "Run the tests in CI" -m "The workflow runs make test on every push."
+printf 'def retry(n):\n    return n - 1\n' > retry.py
+git add -A
+git commit -q -m "Count retries down"
+echo "I committed the CI workflow and the retry counter on main but could not push them."
+echo 'TASK_RESULT: {"success": false, "failure_reason": "platform", "comments": "push refused"}'
+echo TASK_RESULT_END
+exit 1
+"""
+
+
+def git(directory: Path, *arguments: str) -> str:
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(directory),
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_COMMITTER_NAME": "Replay",
+        "GIT_COMMITTER_EMAIL": "replay@example.com",
+    }
+    return subprocess.run(
+        ["git", "-c", "safe.directory=*", "-C", str(directory), *arguments],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+@pytest.fixture
+def origin() -> Iterator[Path]:
+    """A bare origin with one commit on main, readable by the pod's user (not in /tmp: the
+    pod has its own)."""
+    with tempfile.TemporaryDirectory(prefix="agentjobs-origin-", dir="/var/tmp") as directory:
+        top = Path(directory)
+        top.chmod(0o755)
+        seed = top / "seed"
+        seed.mkdir()
+        git(seed, "init", "-q", "-b", "main")
+        (seed / "README.md").write_text("service\n")
+        git(seed, "add", "-A")
+        git(
+            seed,
+            "-c",
+            "user.name=Seed",
+            "-c",
+            "user.email=seed@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "Start",
+        )
+        git(top, "clone", "-q", "--bare", str(seed), str(top / "origin.git"))
+        subprocess.run(["chmod", "-R", "a+rX", str(top)], check=True)
+        yield top / "origin.git"
+
+
+def execution(origin: Path) -> str:
+    return json.dumps(
+        {
+            "apiVersion": "agentjobs.io/v1alpha1",
+            "kind": "Execution",
+            "metadata": {"name": "unpushed"},
+            "spec": {
+                "phases": [
+                    {
+                        "name": "fix",
+                        "image": "busybox",
+                        "prompt": "Add CI and a retry counter, then push.",
+                        "command": ["sh", "-c", AGENT],
+                        "env": [{"name": "ORIGIN", "value": str(origin)}],
+                    }
+                ]
+            },
+        }
+    )
+
+
+def history(repo: Path) -> str:
+    return git(repo, "log", "--format=%T %an <%ae> %ad%n%B", "origin/main..HEAD")
+
+
+def test_a_failed_phase_keeps_its_unpushed_commits_as_patches_that_git_am_replays(
+    kubectl: Kubectl,
+    namespace: str,
+    operator: OperatorProcess,
+    s3: Minio,
+    origin: Path,
+    tmp_path: Path,
+) -> None:
+    kubectl.run("apply", "-n", namespace, "-f", "-", input=execution(origin))
+    status = wait_finished(kubectl, namespace, "unpushed", timeout=120)
+    assert (status["status"], status["deliverableProduced"]) == ("failed", True)
+    phase = phase_status(kubectl, namespace, "unpushed-0-fix")
+    root = f"namespaces/{namespace}/executions/unpushed/0-fix/attempt-1"
+    artifacts = {artifact["path"]: artifact for artifact in phase["artifacts"]}
+    assert sorted(artifacts) == [
+        "recovered-from-transcript.md",
+        "work/service/unpushed.patch",
+        "work/service/workflow-changes.patch",
+    ]
+    for name in ("unpushed.patch", "workflow-changes.patch"):
+        artifact = artifacts[f"work/service/{name}"]
+        assert artifact["title"] == f"work/service/{name} (kept from a failed phase)"
+        assert artifact["keptAs"] == "failed_phase"
+        assert artifact["url"] == f"s3://{BUCKET}/{root}/work/service/{name}"
+    stored = stored_objects(s3, f"{root}/")
+    unpushed = stored[f"{root}/work/service/unpushed.patch"]
+    workflow = stored[f"{root}/work/service/workflow-changes.patch"]
+    [record] = json.loads(stored[f"{root}/manifest.json"])["work"]
+    assert (record["repo"], record["branch"], record["upstream"]) == (
+        "service",
+        "main",
+        "origin/main",
+    )
+    assert (record["commits"], record["workflowCommits"]) == (2, 1)
+    assert record["unpushedPatch"]["size"] == len(unpushed)
+
+    # The same script here, from the same origin, gives the commits the pod made.
+    expected = tmp_path / "expected"
+    expected.mkdir()
+    subprocess.run(
+        ["sh", "-c", AGENT],
+        cwd=expected,
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "ORIGIN": str(origin)},
+        capture_output=True,
+        check=False,
+    )
+    made = expected / "service"
+    assert record["head"] == git(made, "rev-parse", "HEAD").strip()
+    replay = tmp_path / "replay"
+    git(tmp_path, "clone", "-q", str(origin), str(replay))
+    (tmp_path / "unpushed.patch").write_bytes(unpushed)
+    git(replay, "am", "-q", str(tmp_path / "unpushed.patch"))
+    assert history(replay) == history(made)
+    assert git(replay, "rev-parse", "HEAD^{tree}") == git(made, "rev-parse", "HEAD^{tree}")
+    text = workflow.decode()
+    assert text.count("\nSubject: ") == 1 and "Run the tests in CI" in text
+    assert "a/.github/workflows/ci.yml" in text
+    assert "settings.toml" not in text and "retry.py" not in text
+    recovered = stored[f"{root}/output/recovered-from-transcript.md"].decode()
+    assert "## Where this phase's work stands" in recovered
+    assert "on branch `main`" in recovered and "2 commit(s) not on `origin/main`" in recovered
+    assert "`work/service/unpushed.patch`" in recovered
+    assert "`work/service/workflow-changes.patch`" in recovered
