@@ -10,9 +10,10 @@ resumes; the hand-off comes from the parent's own Phase or from what the
 parent itself inherited; the spec and name the CLI creates. The plan: nothing
 runs and the execution fails (platform, a config blocker) when the resume is
 refused; inherited phases are listed first with ``inheritedFrom``, not
-created, and left out of R23-R26; the first own phase gets the parent's
-hand-off; later reconciles use the record without the parent; an inherited
-phase is never taken for one deleted from outside. The CLI wants NAMESPACE/NAME.
+created, and left out of R23-R26; once that is recorded, the first own phase
+is created with the parent's hand-off; later reconciles use the record
+without the parent; an inherited phase is never taken for one deleted from
+outside. The CLI wants NAMESPACE/NAME.
 """
 
 from __future__ import annotations
@@ -275,13 +276,16 @@ def test_a_refused_resume_fails_the_execution_before_anything_runs() -> None:
 
 
 def test_the_first_phase_it_runs_is_the_parents_first_unfinished_one_with_its_handoff() -> None:
-    result = plan([], FROM_NOTES)
-    assert (result.create_index, result.inputs) == (1, PARENT_HANDOFF)
-    assert result.status.current_phase == "review"
-    assert [(p.name, p.status, p.inherited_from) for p in result.status.phases] == [
+    recording = plan([], FROM_NOTES)
+    assert recording.create_index is None  # what it inherits is recorded first
+    assert recording.status.current_phase == "review"
+    assert [(p.name, p.status, p.inherited_from) for p in recording.status.phases] == [
         ("draft", "completed", "notes")
     ]
-    assert result.status.resumed_from == FROM_NOTES.record
+    assert recording.status.resumed_from == FROM_NOTES.record
+    result = plan([], None, previous=recording.status)
+    assert (result.create_index, result.inputs) == (1, PARENT_HANDOFF)
+    assert result.status == recording.status
 
 
 def test_later_phases_get_their_predecessors_handoff_and_the_record_replaces_the_parent() -> None:

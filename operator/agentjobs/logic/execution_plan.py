@@ -12,8 +12,9 @@ with. A Phase the previous status lists but that no longer exists was
 deleted from outside: the execution ends ``interrupted`` (R22a) naming it,
 and that phase is never created again. A resumed execution (R48) lists the
 phases it inherited first, counts them toward finishing but not toward its
-fields (R27), and hands the first phase it runs what its parent handed on; a
-resume that cannot be made ends it ``failed`` before anything runs.
+fields (R27), and hands the first phase it runs what its parent handed on,
+once its status records that; a resume that cannot be made ends it ``failed``
+before anything runs.
 """
 
 from __future__ import annotations
@@ -194,6 +195,10 @@ def plan_execution(
     finished = status is not ExecutionStatus.RUNNING
     message = outcome.summary if finished and outcome else f"phase {current or '-'} is running"
     phases = inherited + _summaries(ordered, previous.phases, deleted)
+    if isinstance(resumption, resume.Resumption):
+        # R48: what was inherited is recorded before the first own phase exists, so no
+        # reconcile after that needs the parent (gone or re-created by then, perhaps).
+        create_index = None
     inputs: HandoffRef | None = None
     if create_index is not None:
         inputs = handed_off(ordered[-1]) if ordered else resumed.record.handoff if resumed else None
