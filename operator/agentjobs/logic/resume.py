@@ -88,11 +88,6 @@ class Resumption:
     record: ResumedFrom
     phases: tuple[PhaseSummary, ...]
 
-    @property
-    def first_own(self) -> int:
-        """The index of the first phase the resumed Execution runs itself."""
-        return len(self.phases)
-
 
 def refusal(code: str, message: str) -> SystemFailure:
     return SystemFailure(kind=FailureKind.CONFIG, code=code, message=f"resumeFrom: {message}")
@@ -148,7 +143,7 @@ def inherit(
                 "ResumePhasesDiffer",
                 f"phase {index + 1} ({parent.spec.phases[index].name!r}), which Execution "
                 f"{name!r} completed, is not the same here ({', '.join(differing)} differ); "
-                f"only the phases from {parent.spec.phases[len(completed)].name!r} on may change",
+                f"only the phases from {spec.phases[len(completed)].name!r} on may change",
             )
     inherited = tuple(
         p.model_copy(update={"inherited_from": p.inherited_from or parent.name}) for p in completed
@@ -156,12 +151,13 @@ def inherit(
     return Inheritance(parent=parent, phases=inherited)
 
 
-def resumption(inheritance: Inheritance, handoff: HandoffRef | None) -> Resumption:
-    """``inheritance`` with the hand-off of its last phase (the parent's Phase status's, when
-    it ran that phase itself)."""
+def resumption(inheritance: Inheritance, phase_handoff: HandoffRef | None) -> Resumption:
+    """``inheritance`` with the hand-off of its last phase: ``phase_handoff``, from the status
+    of the parent's Phase that ``handoff_phase`` names, or the one the parent inherited."""
     parent = inheritance.parent
-    if inheritance.handoff_phase is None and inheritance.phases:
-        handoff = parent.status.resumed_from.handoff if parent.status.resumed_from else None
+    handoff = phase_handoff
+    if inheritance.handoff_phase is None and inheritance.phases and parent.status.resumed_from:
+        handoff = parent.status.resumed_from.handoff
     return Resumption(
         record=ResumedFrom(
             name=parent.name,
