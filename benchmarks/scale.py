@@ -1,0 +1,425 @@
+"""N one-phase Executions at once on simulated (kwok) nodes, beside the same N as Jobs.
+
+Starts the simulated nodes if they are not running (``devcluster up --kwok``), then
+the operator for a fresh namespace, without artifact storage, applies N one-phase
+Executions at once, each pod tolerating and selecting the simulated nodes and running
+for ``--run-seconds``, and waits until every one is Finished. Then, with the operator
+stopped, the same N as Jobs through the Job controller, on the same nodes, in another
+namespace. For each it prints:
+
+- peak: the most running at once: Jobs whose pod's container runs, phases whose pod's
+  container runs while the operator reads its log live (see ``Observed``);
+- rate: N per minute, from the first apply to the last Finished (or Complete);
+- API requests per phase (or Job): the API server's ``apiserver_request_total``, all
+  clients together, diffed before and after, over N. Other clients of a shared cluster
+  count too: run it on a quiet one;
+- the operator's peak RSS (VmHWM) and CPU seconds, read from /proc as it ends;
+
+and the Executions' figures over the Jobs' as ratios. The last line is::
+
+    scale: N=<n> peak=<c> rate=<p>/min rss=<r>MiB requests/phase=<q> vs-jobs=<x>x
+
+where ``vs-jobs`` is the requests per phase over the requests per Job. Run it from the
+repository root, with the cluster up (``python -m devcluster up``)::
+
+    python -m benchmarks.scale --phases 1000 [--run-seconds 20]
+
+The operator is the ``agentjobs`` of this environment; put another checkout's
+``operator/`` first on ``PYTHONPATH`` to measure that one instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubernetes_asyncio import client, config, watch
+
+from devcluster import cluster, kwok
+from devcluster.layout import APISERVER_URL, default_layout
+from devcluster.probes import admin_tls
+
+AGENTJOBS = Path(sys.executable).parent / "agentjobs"
+CREATE_CONCURRENCY = 50
+REQUEST_COUNTER = "apiserver_request_total{"
+
+
+@dataclass
+class Observed:
+    """What one namespace's watches saw: the pods running, and the owners finished.
+
+    A Job runs while its pod's container runs. A phase runs while its pod's container runs
+    and the operator reads its log live (the Phase's status holds a log checkpoint): a
+    phase whose log stream waits for a connection until its agent has exited never counts.
+    """
+
+    live_logs_only: bool
+    running: set[str] = field(default_factory=set)
+    read_live: set[str] = field(default_factory=set)  # pods whose log the operator reads
+    peak: int = 0
+    finished: set[str] = field(default_factory=set)
+    last_finished_at: float = 0.0
+
+    def _count(self) -> None:
+        counted = self.running & self.read_live if self.live_logs_only else self.running
+        self.peak = max(self.peak, len(counted))
+
+    def pod(self, pod: Any) -> None:
+        name = pod.metadata.name
+        statuses = pod.status.container_statuses or []
+        if any(s.state and s.state.running for s in statuses):
+            self.running.add(name)
+        else:
+            self.running.discard(name)
+        self._count()
+
+    def phase(self, phase: dict[str, Any]) -> None:
+        status = phase.get("status") or {}
+        pod_name = status.get("podName")
+        if pod_name and status.get("status") == "running" and status.get("log"):
+            self.read_live.add(pod_name)
+            self._count()
+
+    def owner(self, name: str, conditions: list[Any] | None, wanted: str) -> None:
+        for condition in conditions or []:
+            kind = condition["type"] if isinstance(condition, dict) else condition.type
+            state = condition["status"] if isinstance(condition, dict) else condition.status
+            if kind == wanted and state == "True" and name not in self.finished:
+                self.finished.add(name)
+                self.last_finished_at = time.monotonic()
+
+
+@dataclass(frozen=True)
+class Run:
+    count: int
+    peak: int
+    seconds: float
+    requests: float
+
+    @property
+    def per_minute(self) -> float:
+        return self.count * 60 / self.seconds
+
+    @property
+    def requests_each(self) -> float:
+        return self.requests / self.count
+
+
+@dataclass(frozen=True)
+class OperatorUsage:
+    peak_rss_mib: float
+    cpu_seconds: float
+
+
+def api_requests() -> float:
+    """The API server's request count so far, every verb, resource and client."""
+    url = f"{APISERVER_URL}/metrics"
+    with urllib.request.urlopen(url, timeout=30, context=admin_tls(default_layout())) as response:
+        text = response.read().decode()
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith(REQUEST_COUNTER)
+    )
+
+
+def simulated_pod_settings(run_seconds: float) -> dict[str, Any]:
+    """What puts a pod on the simulated nodes for `run_seconds` (PhaseSettings' names)."""
+    return {
+        "env": [{"name": kwok.RUN_DURATION_VARIABLE, "value": f"{run_seconds}s"}],
+        "nodeSelector": kwok.NODE_SELECTOR,
+        "tolerations": [kwok.TOLERATION],
+    }
+
+
+def execution(name: str, run_seconds: float) -> dict[str, Any]:
+    phase = {
+        "name": "run",
+        "image": "busybox",
+        "prompt": "go",
+        **simulated_pod_settings(run_seconds),
+    }
+    return {
+        "apiVersion": "agentjobs.io/v1alpha1",
+        "kind": "Execution",
+        "metadata": {"name": name},
+        "spec": {"phases": [phase]},
+    }
+
+
+def job(name: str, run_seconds: float) -> dict[str, Any]:
+    settings = simulated_pod_settings(run_seconds)
+    container = {"name": "agent", "image": "busybox", "env": settings["env"]}
+    pod_spec = {
+        "restartPolicy": "Never",
+        "containers": [container],
+        "nodeSelector": settings["nodeSelector"],
+        "tolerations": settings["tolerations"],
+    }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {"backoffLimit": 0, "template": {"spec": pod_spec}},
+    }
+
+
+async def _watch(handle: Callable[[Any], None], list_function: Any, *args: Any) -> None:
+    while True:
+        async with watch.Watch().stream(list_function, *args, timeout_seconds=300) as stream:
+            async for event in stream:
+                handle(event["object"])
+
+
+async def _create_all(names: list[str], create: Callable[[str], Awaitable[Any]]) -> None:
+    gate = asyncio.Semaphore(CREATE_CONCURRENCY)
+
+    async def one(name: str) -> None:
+        async with gate:
+            await create(name)
+
+    await asyncio.gather(*(one(name) for name in names))
+
+
+async def _wait_all(observed: Observed, names: list[str], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while len(observed.finished) < len(names):
+        if time.monotonic() > deadline:
+            missing = sorted(set(names) - observed.finished)
+            raise TimeoutError(f"{len(missing)} of {len(names)} unfinished, e.g. {missing[:5]}")
+        await asyncio.sleep(0.2)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def start_operator(namespace: str, log: Path) -> subprocess.Popen[bytes]:
+    """`agentjobs run` for `namespace` without artifact storage."""
+    env = {**os.environ, **cluster.environment()}
+    env = {k: v for k, v in env.items() if not k.startswith("AGENTJOBS_S3_")}
+    with log.open("ab") as output:
+        return subprocess.Popen(
+            [
+                str(AGENTJOBS),
+                "run",
+                "--namespace",
+                namespace,
+                # The pods never run as processes; no user need be insisted on.
+                "--pod-security-context",
+                '{"seccompProfile": {"type": "RuntimeDefault"}}',
+                f"--credentials-listen=127.0.0.1:{_free_port()}",
+            ],
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def operator_usage(pid: int) -> OperatorUsage:
+    """Peak resident memory and CPU time so far of a running process, from /proc."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    peak_kib = next(
+        int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")
+    )
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime
+    return OperatorUsage(peak_kib / 1024, ticks / os.sysconf("SC_CLK_TCK"))
+
+
+def stop_operator(process: subprocess.Popen[bytes]) -> None:
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+class Cluster:
+    """The benchmark's API clients (kubernetes_asyncio, admin) and its namespaces."""
+
+    def __init__(self, api: Any) -> None:
+        self.api = api
+        self.core = client.CoreV1Api(api)
+        self.batch = client.BatchV1Api(api)
+        self.custom = client.CustomObjectsApi(api)
+        self.namespaces: list[str] = []
+
+    async def namespace(self, purpose: str) -> str:
+        name = f"scale-{purpose}-{uuid.uuid4().hex[:6]}"
+        await self.core.create_namespace({"metadata": {"name": name}})
+        self.namespaces.append(name)
+        return name
+
+    async def close(self) -> None:
+        for name in self.namespaces:
+            await self.core.delete_namespace(name)
+        await self.api.close()
+
+
+async def _measure(
+    count: int,
+    observed: Observed,
+    watches: list[asyncio.Task[None]],
+    create: Callable[[str], Awaitable[Any]],
+    timeout: float,
+) -> Run:
+    try:
+        await asyncio.sleep(2)  # the watches (and an operator) settle
+        names = [f"s-{index:04d}" for index in range(count)]
+        before = await asyncio.to_thread(api_requests)
+        started = time.monotonic()
+        await _create_all(names, create)
+        await _wait_all(observed, names, timeout)
+        after = await asyncio.to_thread(api_requests)
+    finally:
+        for task in watches:
+            task.cancel()
+        await asyncio.gather(*watches, return_exceptions=True)
+    return Run(count, observed.peak, observed.last_finished_at - started, after - before)
+
+
+def _timeout(count: int, run_seconds: float) -> float:
+    return 120 + run_seconds + count * 0.5
+
+
+async def measure_phases(
+    kube: Cluster, count: int, run_seconds: float, log: Path
+) -> tuple[Run, OperatorUsage]:
+    namespace = await kube.namespace("phases")
+    operator = start_operator(namespace, log)
+    observed = Observed(live_logs_only=True)
+    custom = kube.custom.list_namespaced_custom_object
+    watches = [
+        asyncio.create_task(_watch(observed.pod, kube.core.list_namespaced_pod, namespace)),
+        asyncio.create_task(
+            _watch(observed.phase, custom, "agentjobs.io", "v1alpha1", namespace, "phases")
+        ),
+        asyncio.create_task(
+            _watch(
+                lambda obj: observed.owner(
+                    obj["metadata"]["name"], obj.get("status", {}).get("conditions"), "Finished"
+                ),
+                custom,
+                "agentjobs.io",
+                "v1alpha1",
+                namespace,
+                "executions",
+            )
+        ),
+    ]
+
+    async def create(name: str) -> None:
+        await kube.custom.create_namespaced_custom_object(
+            "agentjobs.io", "v1alpha1", namespace, "executions", execution(name, run_seconds)
+        )
+
+    try:
+        run = await _measure(count, observed, watches, create, _timeout(count, run_seconds))
+        usage = operator_usage(operator.pid)
+    finally:
+        stop_operator(operator)
+    return run, usage
+
+
+async def measure_jobs(kube: Cluster, count: int, run_seconds: float) -> Run:
+    namespace = await kube.namespace("jobs")
+    observed = Observed(live_logs_only=False)
+    watches = [
+        asyncio.create_task(_watch(observed.pod, kube.core.list_namespaced_pod, namespace)),
+        asyncio.create_task(
+            _watch(
+                lambda obj: observed.owner(obj.metadata.name, obj.status.conditions, "Complete"),
+                kube.batch.list_namespaced_job,
+                namespace,
+            )
+        ),
+    ]
+
+    async def create(name: str) -> None:
+        await kube.batch.create_namespaced_job(namespace, job(name, run_seconds))
+
+    return await _measure(count, observed, watches, create, _timeout(count, run_seconds))
+
+
+async def connect() -> Cluster:
+    """Start the simulated nodes unless they run; clients as the cluster admin."""
+    await asyncio.to_thread(cluster.up_simulated_nodes)
+    configuration = client.Configuration()
+    await config.load_kube_config(
+        config_file=str(default_layout().admin_kubeconfig), client_configuration=configuration
+    )
+    return Cluster(client.ApiClient(configuration))
+
+
+def describe(what: str, run: Run) -> str:
+    return (
+        f"{run.count} {what}: peak {run.peak} running at once, {run.per_minute:.0f}/min "
+        f"({run.seconds:.1f} s), {run.requests_each:.1f} API requests each"
+    )
+
+
+def summary_line(phases: Run, usage: OperatorUsage, jobs: Run) -> str:
+    ratio = phases.requests_each / jobs.requests_each
+    return (
+        f"scale: N={phases.count} peak={phases.peak} rate={phases.per_minute:.0f}/min "
+        f"rss={usage.peak_rss_mib:.0f}MiB requests/phase={phases.requests_each:.1f} "
+        f"vs-jobs={ratio:.2f}x"
+    )
+
+
+async def main(count: int, run_seconds: float, log: Path) -> None:
+    kube = await connect()
+    try:
+        phases, usage = await measure_phases(kube, count, run_seconds, log)
+        print(describe("one-phase Executions", phases), flush=True)
+        print(
+            f"operator: peak RSS {usage.peak_rss_mib:.0f} MiB, {usage.cpu_seconds:.1f} CPU s",
+            flush=True,
+        )
+        jobs = await measure_jobs(kube, count, run_seconds)
+        print(describe("Jobs", jobs), flush=True)
+    finally:
+        await kube.close()
+    print(
+        f"Executions / Jobs: peak {phases.peak / jobs.peak:.2f}x, "
+        f"rate {phases.per_minute / jobs.per_minute:.2f}x, "
+        f"requests {phases.requests_each / jobs.requests_each:.2f}x"
+    )
+    print(summary_line(phases, usage, jobs))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--phases", type=int, default=130, help="N (default: %(default)s)")
+    parser.add_argument(
+        "--run-seconds",
+        type=float,
+        default=20.0,
+        help="how long each simulated agent runs (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--operator-log",
+        type=Path,
+        default=default_layout().logs / "scale-operator.log",
+        help="where the operator's output goes (default: %(default)s)",
+    )
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.phases, arguments.run_seconds, arguments.operator_log))
