@@ -4,6 +4,10 @@ Objects go in and come out as the API's own JSON, so that the models parse
 them by alias and nothing depends on the generated client classes. Errors are
 sorted here into the few cases callers act on: missing, already there,
 conflict, forbidden; anything else is raised as :class:`ApiError`.
+
+Log follows hold their connection for as long as the container runs, so they
+have a connection pool of their own, without a cap: a thousand of them never
+make a status write wait for a free connection, nor each other.
 """
 
 from __future__ import annotations
@@ -46,10 +50,11 @@ async def _api_error(response: aiohttp.ClientResponse) -> ApiError:
 
 
 class Kube:
-    """One authenticated connection to the API server."""
+    """Authenticated access to the API server: requests on one pool, log streams on another."""
 
-    def __init__(self, api_client: Any) -> None:
+    def __init__(self, api_client: Any, stream_client: Any | None = None) -> None:
         self._api = api_client
+        self._streams = stream_client or api_client
 
     @classmethod
     async def connect(cls) -> Kube:
@@ -58,10 +63,14 @@ class Kube:
             k8s_config.load_incluster_config()  # type: ignore[no-untyped-call]
         except k8s_config.ConfigException:
             await k8s_config.load_kube_config()
-        return cls(k8s_client.ApiClient())
+        streams = k8s_client.Configuration.get_default_copy()
+        streams.connection_pool_maxsize = 0  # aiohttp's "no limit"
+        return cls(k8s_client.ApiClient(), k8s_client.ApiClient(streams))
 
     async def close(self) -> None:
         await self._api.close()
+        if self._streams is not self._api:
+            await self._streams.close()
 
     async def _request(
         self,
@@ -72,8 +81,10 @@ class Kube:
         body: Any = None,
         content_type: str = "application/json",
         timeout: aiohttp.ClientTimeout | None = None,
+        stream: bool = False,
     ) -> aiohttp.ClientResponse:
-        response: aiohttp.ClientResponse = await self._api.call_api(
+        api = self._streams if stream else self._api
+        response: aiohttp.ClientResponse = await api.call_api(
             path,
             method,
             query_params=list((query or {}).items()),
@@ -152,7 +163,7 @@ class Kube:
     def fenced(self, check: Callable[[], None]) -> Kube:
         """This connection, calling ``check`` before each request it sends; ``check`` raises
         to refuse one (e.g. from a replica that is no longer the leader)."""
-        return _FencedKube(self._api, check)
+        return _FencedKube(self._api, self._streams, check)
 
     async def delete(
         self, path: str, *, grace_period_seconds: int | None = None, uid: str | None = None
@@ -189,7 +200,7 @@ class Kube:
         path = f"/api/v1/namespaces/{namespace}/pods/{pod}/log"
         query = {"container": container, "follow": "true" if follow else "false"}
         timeout = aiohttp.ClientTimeout(total=None, connect=30, sock_read=idle_seconds)
-        response = await self._request("GET", path, query=query, timeout=timeout)
+        response = await self._request("GET", path, query=query, timeout=timeout, stream=True)
         async with response:
             if response.status >= 400:
                 raise await _api_error(response)
@@ -198,8 +209,8 @@ class Kube:
 
 
 class _FencedKube(Kube):
-    def __init__(self, api_client: Any, check: Callable[[], None]) -> None:
-        super().__init__(api_client)
+    def __init__(self, api_client: Any, stream_client: Any, check: Callable[[], None]) -> None:
+        super().__init__(api_client, stream_client)
         self._check = check
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> aiohttp.ClientResponse:
