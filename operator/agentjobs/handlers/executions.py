@@ -1,8 +1,9 @@
 """Reconcile an Execution: create its next Phase, cancel, write its status (R23-R27).
 
 Level-triggered: every event of an Execution or of one of its Phases calls
-:func:`reconcile`, which reads the current state and acts on the pure plan
-from :mod:`agentjobs.logic.execution_plan`. Reconciles of one Execution are
+:func:`reconcile`, which reads the current state (as the watches show it, see
+:mod:`observed`: no GET or LIST per event) and acts on the pure plan from
+:mod:`agentjobs.logic.execution_plan`. Reconciles of one Execution are
 serialised in this process; the Phase it creates has a deterministic name,
 so a second operator (or a restart) can never create a twin.
 """
@@ -16,12 +17,20 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentjobs.adapters import paths
-from agentjobs.adapters.kube import Kube
+from agentjobs.adapters.kube import JsonObject, Kube
 from agentjobs.handlers import events
 from agentjobs.handlers.errors import RetryLater, log_retry
 from agentjobs.handlers.notifier import Notifier
+from agentjobs.handlers.observed import Observed
 from agentjobs.handlers.phase_storage import PhaseStorage
-from agentjobs.logic import execution_plan, naming, ownership, phase_status, resume
+from agentjobs.logic import (
+    execution_plan,
+    naming,
+    ownership,
+    phase_status,
+    resource_versions,
+    resume,
+)
 from agentjobs.logic.notifications import due, message
 from agentjobs.logic.pods import Owner
 from agentjobs.logic.status_patch import status_patch
@@ -43,8 +52,14 @@ ARTIFACTS_FINALIZER = f"{GROUP}/artifacts"
 
 
 class ExecutionReconciler:
-    def __init__(self, kube: Kube, storage: PhaseStorage | None, notifier: Notifier) -> None:
+    def __init__(
+        self, kube: Kube, storage: PhaseStorage | None, notifier: Notifier, observed: Observed
+    ) -> None:
         self._kube = kube
+        self._observed = observed
+        # The answer of this reconciler's last write to each Execution, while the watch has
+        # not yet shown that version (see logic/resource_versions).
+        self._written: dict[tuple[str, str], JsonObject] = {}
         self._storage = storage
         self._notifier = notifier
         self._locks: defaultdict[tuple[str, str], asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -98,10 +113,9 @@ class ExecutionReconciler:
         self, namespace: str, name: str, uid: str
     ) -> list[execution_plan.ChildPhase]:
         """The Phases this Execution owns; a predecessor's of the same name are not."""
-        selector = f"{naming.LABEL_EXECUTION}={naming.label_value(name)}"
         children = []
-        for item in await self._kube.list(paths.phase(namespace), label_selector=selector):
-            if not ownership.owned_by(item, uid):
+        for item in self._observed.phases_of(uid):
+            if item["metadata"]["namespace"] != namespace:
                 continue
             spec = PhaseSpec.model_validate(item["spec"])
             children.append(
@@ -113,8 +127,25 @@ class ExecutionReconciler:
             )
         return children
 
+    async def _execution(self, namespace: str, name: str) -> JsonObject | None:
+        """The Execution: as the watch shows it, or as this reconciler last wrote it when that
+        is later; asked for only when the watch does not show it."""
+        key = (namespace, name)
+        body = self._observed.execution(namespace, name)
+        written = self._written.pop(key, None)
+        if body is None:
+            return await self._kube.get(paths.execution(namespace, name))
+        if written is not None and resource_versions.written_is_later(body, written):
+            self._written[key] = written
+            return written
+        return body
+
+    def _wrote(self, body: JsonObject | None) -> None:
+        if body is not None:
+            self._written[body["metadata"]["namespace"], body["metadata"]["name"]] = body
+
     async def _reconcile(self, namespace: str, name: str) -> None:
-        body = await self._kube.get(paths.execution(namespace, name))
+        body = await self._execution(namespace, name)
         if body is None:
             return
         spec = ExecutionSpec.model_validate(body["spec"])
@@ -152,6 +183,7 @@ class ExecutionReconciler:
             patched = await self._kube.merge_patch(
                 paths.execution(namespace, name) + "/status", {"status": patch}
             )
+            self._wrote(patched)
             if patched is not None:
                 events.post_condition_changes(body, previous.conditions, status.conditions)
         if spec.notify and (wake := due.wake_at(status.notifications, now=now)) is not None:
@@ -235,10 +267,11 @@ class ExecutionReconciler:
     async def _set_finalizers(self, body: dict[str, Any], finalizers: list[str]) -> None:
         meta = body["metadata"]
         # The resourceVersion makes this a compare-and-swap: another writer's change wins.
-        await self._kube.merge_patch(
+        patched = await self._kube.merge_patch(
             paths.execution(meta["namespace"], meta["name"]),
             {"metadata": {"finalizers": finalizers, "resourceVersion": meta["resourceVersion"]}},
         )
+        self._wrote(patched)
 
     async def _create_phase(
         self,

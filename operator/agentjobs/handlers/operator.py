@@ -23,6 +23,7 @@ from agentjobs.handlers.config import OperatorConfig
 from agentjobs.handlers.errors import log_retry
 from agentjobs.handlers.executions import ExecutionReconciler
 from agentjobs.handlers.leadership import Leadership
+from agentjobs.handlers.observed import Observed
 from agentjobs.handlers.phase_runner import PhaseRunner
 from agentjobs.handlers.phase_storage import PhaseStorage
 from agentjobs.logic import naming, ownership, phase_status, pod_tracking
@@ -40,14 +41,16 @@ class Operator:
         kube: Kube,
         config: OperatorConfig,
         storage: PhaseStorage | None,
+        observed: Observed,
         leadership: Leadership | None = None,
     ) -> None:
         self._leadership = leadership
+        self._observed = observed
         self.kube = kube if leadership is None else kube.fenced(self._refuse_unless_leading)
         self.config = config
         self.storage = storage
         self._notifier = notifier.from_config(self.kube, config)
-        self.executions = ExecutionReconciler(self.kube, storage, self._notifier)
+        self.executions = ExecutionReconciler(self.kube, storage, self._notifier, observed)
         self._runners: dict[tuple[str, str], tuple[PhaseRunner, asyncio.Task[None]]] = {}
         # Reconciles and resyncs: they act for the leader, so they stop with its leadership.
         self._tasks: set[asyncio.Task[None]] = set()
@@ -83,7 +86,12 @@ class Operator:
         running = self._runners.get((namespace, name))
         if running is None:
             runner = PhaseRunner(
-                self.kube, self.config, self.storage, namespace=namespace, name=name
+                self.kube,
+                self.config,
+                self.storage,
+                self._observed,
+                namespace=namespace,
+                name=name,
             )
             task = asyncio.create_task(self._keep_running(runner), name=f"phase {namespace}/{name}")
             self._runners[namespace, name] = (runner, task)
@@ -198,7 +206,9 @@ class Operator:
         self.executions.stop()
         # A stopped reconciler keeps its cancelled retries on record: the next leader term
         # starts with a fresh one.
-        self.executions = ExecutionReconciler(self.kube, self.storage, self._notifier)
+        self.executions = ExecutionReconciler(
+            self.kube, self.storage, self._notifier, self._observed
+        )
         if tasks:
             logger.warning("stopped %d runners and reconciles: %s", len(tasks), reason)
         return tasks

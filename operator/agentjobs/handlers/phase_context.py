@@ -12,6 +12,7 @@ from agentjobs.adapters import paths
 from agentjobs.adapters.kube import JsonObject, Kube
 from agentjobs.handlers import events
 from agentjobs.handlers.config import OperatorConfig
+from agentjobs.handlers.observed import Observed
 from agentjobs.handlers.phase_storage import PhaseStorage
 from agentjobs.logic import naming, ownership, phase_status, pod_state
 from agentjobs.logic.status_patch import status_patch
@@ -37,9 +38,11 @@ class PhaseContext:
         kube: Kube,
         config: OperatorConfig,
         storage: PhaseStorage | None,
+        observed: Observed,
         body: JsonObject,
     ) -> None:
         self.kube = kube
+        self._observed = observed
         self.config = config
         self.storage = storage
         self.body = body
@@ -76,8 +79,12 @@ class PhaseContext:
         self.changed.clear()
 
     async def current_pod(self, pod_name: str) -> JsonObject | None:
-        """The phase's pod; a pod of that name that another owner left behind is not it."""
-        pod = await self.kube.get(paths.pod(self.namespace, pod_name))
+        """The phase's pod; a pod of that name that another owner left behind is not it. As
+        the pod watch last showed it; only a pod it does not show (not yet, or no more) is
+        asked for."""
+        pod = self._observed.pod(self.namespace, pod_name)
+        if pod is None:
+            pod = await self.kube.get(paths.pod(self.namespace, pod_name))
         return pod if pod is not None and ownership.owned_by(pod, self.uid) else None
 
     def interruption(

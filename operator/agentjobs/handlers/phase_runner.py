@@ -31,6 +31,7 @@ from agentjobs.handlers import (
     pod_wait,
 )
 from agentjobs.handlers.config import OperatorConfig
+from agentjobs.handlers.observed import Observed
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
 from agentjobs.handlers.phase_log import Transcript
 from agentjobs.handlers.phase_storage import PhaseStorage
@@ -50,11 +51,13 @@ class PhaseRunner:
         kube: Kube,
         config: OperatorConfig,
         storage: PhaseStorage | None,
+        observed: Observed,
         *,
         namespace: str,
         name: str,
     ) -> None:
         self._kube = kube
+        self._observed = observed
         self._config = config
         self._storage = storage
         self.namespace = namespace
@@ -82,7 +85,7 @@ class PhaseRunner:
         body = await self._kube.get(paths.phase(self.namespace, self.name))
         if body is None:
             return
-        ctx = PhaseContext(self._kube, self._config, self._storage, body)
+        ctx = PhaseContext(self._kube, self._config, self._storage, self._observed, body)
         ctx.cancel_requested = ctx.cancel_requested or self._cancel
         ctx.interrupt_requested = ctx.interrupt_requested or self._interrupt
         self._ctx = ctx

@@ -13,9 +13,9 @@ from typing import Any
 
 import kopf
 
-from agentjobs.adapters.kube import Kube
+from agentjobs.adapters.kube import JsonObject, Kube
 from agentjobs.adapters.object_store import ObjectStore, StorageNotConfigured, StorageSettings
-from agentjobs.handlers import credential_service
+from agentjobs.handlers import credential_service, observed
 from agentjobs.handlers.config import OperatorConfig
 from agentjobs.handlers.leadership import Leadership
 from agentjobs.handlers.operator import Operator
@@ -25,21 +25,45 @@ from agentjobs.logic.bucket_policy import BucketPolicy
 from agentjobs.models.resources import GROUP, VERSION
 
 
-@kopf.on.startup()
-async def start(
-    settings: kopf.OperatorSettings, memo: kopf.Memo, logger: kopf.Logger, **_: Any
-) -> None:
+def configure(settings: kopf.OperatorSettings) -> None:
     settings.scanning.disabled = True  # the resources are known: no need to watch CRDs
     settings.posting.level = logging.WARNING  # events come from conditions, not from logs
     settings.watching.server_timeout = 300
-    # Phases end in bursts of events; reacting within 20 ms keeps an execution's end prompt.
-    settings.batching.batch_window = 0.02
+    # The API server sends only phase pods; a handler's ``labels=`` alone would filter them
+    # here, after every pod of the cluster has been sent and parsed.
+    settings.watching.label_selectors["", "v1", "pods"] = naming.LABEL_PHASE
+
+
+@kopf.index(GROUP, VERSION, "executions")
+def executions_by_name(body: kopf.Body, **_: Any) -> dict[observed.ExecutionKey, JsonObject]:
+    return observed.execution_entry(body)
+
+
+@kopf.index(GROUP, VERSION, "phases")
+def phases_by_owner(body: kopf.Body, **_: Any) -> dict[str, JsonObject]:
+    return observed.phase_entry(body)
+
+
+@kopf.index("", "v1", "pods", labels={naming.LABEL_PHASE: kopf.PRESENT})
+def pods_by_name(body: kopf.Body, **_: Any) -> dict[observed.ExecutionKey, JsonObject]:
+    return observed.pod_entry(body)
+
+
+@kopf.on.startup()
+async def start(
+    settings: kopf.OperatorSettings, memo: kopf.Memo, logger: kopf.Logger, **indices: Any
+) -> None:
+    configure(settings)
     config: OperatorConfig = memo.get("config") or OperatorConfig()
     kube = await Kube.connect()
     election = config.leader_election
     leadership = None if election is None else Leadership(kube, election)
     storage = await _storage(kube, config, logger)
-    memo["operator"] = operator = Operator(kube, config, storage, leadership)
+    # kopf passes each index under its function's name; they fill as the watches start.
+    watched = observed.Observed(
+        indices["executions_by_name"], indices["phases_by_owner"], indices["pods_by_name"]
+    )
+    memo["operator"] = operator = Operator(kube, config, storage, watched, leadership)
     operator.start()
 
 

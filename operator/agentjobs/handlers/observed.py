@@ -1,0 +1,53 @@
+"""The objects as the watches last showed them, so that an event does not send a GET.
+
+kopf keeps these indices (see :mod:`registration`) from the watch streams it
+already holds, and calls no handler before every watch's first listing is in
+them: Executions by namespace and name, Phases by the UID of the Execution
+that controls them, phase pods by namespace and name. An object written a
+moment ago may still show its older version here; a reconcile acts on what
+it reads, and the watch event of the write brings the next one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agentjobs.adapters.kube import JsonObject
+
+ExecutionKey = tuple[str, str]
+
+
+def execution_entry(body: Mapping[str, Any]) -> dict[ExecutionKey, JsonObject]:
+    meta = body["metadata"]
+    return {(meta["namespace"], meta["name"]): dict(body)}
+
+
+def phase_entry(body: Mapping[str, Any]) -> dict[str, JsonObject]:
+    """A Phase under the UID of the Execution that controls it (none: not indexed)."""
+    references = body["metadata"].get("ownerReferences") or []
+    return {ref["uid"]: dict(body) for ref in references if ref.get("controller")}
+
+
+def pod_entry(body: Mapping[str, Any]) -> dict[ExecutionKey, JsonObject]:
+    meta = body["metadata"]
+    return {(meta["namespace"], meta["name"]): dict(body)}
+
+
+@dataclass(frozen=True)
+class Observed:
+    """Read access to kopf's indices (each key holds the objects that gave it)."""
+
+    executions: Mapping[ExecutionKey, Collection[JsonObject]]
+    phases: Mapping[str, Collection[JsonObject]]
+    pods: Mapping[ExecutionKey, Collection[JsonObject]]
+
+    def execution(self, namespace: str, name: str) -> JsonObject | None:
+        return next(iter(self.executions.get((namespace, name), ())), None)
+
+    def phases_of(self, owner_uid: str) -> list[JsonObject]:
+        return list(self.phases.get(owner_uid, ()))
+
+    def pod(self, namespace: str, name: str) -> JsonObject | None:
+        return next(iter(self.pods.get((namespace, name), ())), None)
