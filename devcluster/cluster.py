@@ -101,8 +101,8 @@ def _wait_healthy(layout: Layout, component: Component) -> None:
 
 def _prepare(layout: Layout, log: TextIO, s3: tuple[str, ...]) -> None:
     # A store's binary is named after it; one not started need not be built (MinIO's first
-    # build takes minutes).
-    unchosen = {name for name in stores.S3_STORES if name not in s3}
+    # build takes minutes), nor kwok until the simulated nodes are asked for.
+    unchosen = {name for name in stores.S3_STORES if name not in s3} | {kwok.KWOK.name}
     binaries = ensure_binaries(log, [name for name in all_binary_names() if name not in unchosen])
     link_unversioned(binaries, layout.bin)
     ensure_pki(layout.pki, LEAVES)
