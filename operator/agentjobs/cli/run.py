@@ -14,6 +14,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from agentjobs.adapters import log_records
+from agentjobs.adapters.log_records import LogFormat
 from agentjobs.handlers.config import CredentialsEndpoint, LeaderElection, OperatorConfig
 from agentjobs.logic.bucket_policy import ALLOWED_BUCKETS_FLAG
 from agentjobs.logic.harvest import HarvestLimits
@@ -230,6 +232,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the CA phase pods trust for it (default: the certificate itself)",
     )
     parser.add_argument("--verbose", "-v", action="store_true", help="log at debug level")
+    parser.add_argument(
+        "--log-format",
+        type=LogFormat,
+        choices=list(LogFormat),
+        default=LogFormat.TEXT,
+        help="text lines, or one JSON object per line, each line of a phase with its "
+        "namespace, execution, phase and attempt (default: %(default)s)",
+    )
 
 
 def _listen_address(text: str) -> tuple[str, int]:
@@ -268,10 +278,7 @@ def leader_election(args: argparse.Namespace) -> LeaderElection | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    log_records.configure(args.log_format, verbose=args.verbose)
     if not args.verbose:
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)  # one line per event is noise
     config = OperatorConfig(

@@ -7,6 +7,7 @@ incomplete, never completing it on a partial record.
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
@@ -19,6 +20,8 @@ from agentjobs.logic.transcript_reader import ReaderVerdict
 from agentjobs.models.output import OutputEntry
 from agentjobs.models.resources import PhaseResourceStatus
 from agentjobs.models.storage import RepositoryRecord
+
+logger = logging.getLogger(__name__)
 
 
 async def store_transcript(ctx: PhaseContext, attempt: Attempt, transcript: Transcript) -> None:
@@ -50,7 +53,11 @@ async def finish(
 
 async def write_final(ctx: PhaseContext, attempt: Attempt, status: PhaseResourceStatus) -> None:
     """Write the phase's final status; its tokens are needed no more."""
-    if await ctx.write_status(status) and ctx.storage is not None:
+    if not await ctx.write_status(status):
+        return
+    classified = f" ({status.failure_classification})" if status.failure_classification else ""
+    logger.info("ended %s%s after %d attempt(s)", status.status, classified, attempt.number)
+    if ctx.storage is not None:
         await delete_secret(ctx, attempt.number)
 
 

@@ -20,7 +20,7 @@ import asyncio
 import logging
 from datetime import UTC, datetime
 
-from agentjobs.adapters import paths
+from agentjobs.adapters import log_records, paths
 from agentjobs.adapters.kube import Kube
 from agentjobs.handlers import (
     phase_finish,
@@ -89,9 +89,12 @@ class PhaseRunner:
         ctx.cancel_requested = ctx.cancel_requested or self._cancel
         ctx.interrupt_requested = ctx.interrupt_requested or self._interrupt
         self._ctx = ctx
+        fields = log_records.PhaseFields(ctx.namespace, ctx.spec.execution_name, ctx.spec.name)
+        log_records.current_phase.set(fields)  # this task's lines, and its children's
         revision: Revision | None = None
         while not phase_status.is_terminal(ctx.status):
             attempt = ctx.attempt(ctx.status.attempt or 1)
+            fields.attempt = attempt.number
             if phase_outcome.is_grading(ctx, attempt):  # a restart while a grader ran
                 revision = await phase_outcome.grade(ctx, attempt)
             else:
@@ -133,6 +136,7 @@ class PhaseRunner:
                 )
                 return await self._judged(ctx, attempt, facts, None, None)
             message = f"pod {attempt.pod_name} runs the agent"
+            logger.info("attempt %d: %s", attempt.number, message)
             if not await ctx.write_status(_running(ctx, attempt, message)):
                 return None
         stopper = asyncio.create_task(pod_wait.stop_when_requested(ctx, attempt.pod_name))
