@@ -53,8 +53,10 @@ demo-outcome: install
 chart: install
 	$(BIN)/pytest -q tests/chart
 
-# Copy crds/ into the chart and render manifests/install.yaml from it (for users without Helm).
+# Everything generated from the models and the chart, in one command: crds/ (`agentjobs crds`),
+# the chart's CRD templates and Argo CD patch, and manifests/install.yaml (for users without Helm).
 manifests: install
+	$(BIN)/agentjobs crds
 	$(BIN)/python -m devcluster.manifests
 
 # The same with Docker and kind: a kind cluster, both images built and loaded, MinIO from its

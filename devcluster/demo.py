@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 
 from devcluster import cluster, processes
-from devcluster.build import BuildError
+from devcluster.build import KUBERNETES_VERSION, BuildError
 from devcluster.components import NODE
 from devcluster.layout import REPO_ROOT, Layout, default_layout
 
@@ -155,6 +155,7 @@ def install(kubectl: Kubectl) -> str:
     show_only = [arg for name in RBAC_TEMPLATES for arg in ("--show-only", f"templates/{name}")]
     rendered = kubectl.tool(
         "helm", "template", RELEASE, str(CHART), "--namespace", NAMESPACE,
+        "--kube-version", KUBERNETES_VERSION,
         "--set", f"watchNamespaces={{{NAMESPACE}}}", *show_only,
     )  # fmt: skip
     print(kubectl.run("apply", "-f", "-", input=rendered).rstrip())

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from devcluster.build import ensure_binaries
+from devcluster.build import KUBERNETES_VERSION, ensure_binaries
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "agentjobs"
@@ -41,6 +41,7 @@ def render(helm: Path) -> Render:
     def rendered(values: dict[str, str] | None = None, *extra: str) -> list[dict[str, Any]]:
         args: Sequence[str] = [
             "template", "agentjobs", str(CHART), "--namespace", "agentjobs-system",
+            "--kube-version", KUBERNETES_VERSION,
             *set_flags(values or {}), *extra,
         ]  # fmt: skip
         result = run_helm(helm, *args)

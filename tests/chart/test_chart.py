@@ -3,8 +3,8 @@
 Fast: helm and the Kubernetes 1.35 JSON schemas shipped by `kubernetes-validate`, no
 cluster. Cases: `helm lint --strict` is clean for each set of values; every rendered
 object (CRDs included) validates against the Kubernetes 1.35 schemas; a typo'd key or a
-wrong type fails both `helm template` and `helm lint`; the chart's `crds/` holds the
-repository's `crds/` unchanged and nothing else; manifests/install.yaml is not stale;
+wrong type fails both `helm template` and `helm lint`; the chart's generated files (CRD
+templates, Argo CD patch) and manifests/install.yaml are not stale;
 watching every namespace grants a ClusterRole only, listed namespaces a Role in each and
 nothing cluster-wide; more than one replica elects a leader through a Lease it may create,
 get and update in the release's namespace only, one replica is replaced without overlap
@@ -94,7 +94,7 @@ def test_helm_lint_is_clean(helm: Path, name: str) -> None:
 
 @pytest.mark.parametrize("name", VALUE_SETS)
 def test_every_rendered_object_is_valid_kubernetes_1_35(render: Render, name: str) -> None:
-    objects = render(VALUE_SETS[name], "--include-crds")
+    objects = render(VALUE_SETS[name])
     for obj in objects:
         kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
 
@@ -116,18 +116,20 @@ def test_a_typo_or_a_wrong_type_in_values_fails_template_and_lint(
     helm: Path, flag: str, complaint: str
 ) -> None:
     for command in (["template", "agentjobs"], ["lint"]):
-        result = run_helm(helm, *command, str(CHART), "--set", flag)
+        result = run_helm(
+            helm, *command, str(CHART), "--kube-version", KUBERNETES_VERSION, "--set", flag
+        )
         assert result.returncode != 0, f"helm {command[0]} accepted {flag}"
         assert complaint in result.stdout + result.stderr
 
 
-def test_the_charts_crds_are_the_repositorys_crds_and_nothing_else() -> None:
-    ours = {p.name: p.read_text() for p in (REPO / "crds").glob("*.yaml")}
-    charts = {p.name: p.read_text() for p in (CHART / "crds").glob("*.yaml")}
-    assert ours, "no CRDs in crds/"
-    for name, text in ours.items():
-        assert charts.get(name) == text, f"charts/agentjobs/crds/{name} is stale: make manifests"
-    assert set(charts) == set(ours)
+def test_the_charts_generated_files_are_current() -> None:
+    expected = manifests.expected_files()
+    assert {p.name for p in manifests.CRD_TEMPLATES.iterdir()} == {
+        p.name for p in (REPO / "crds").glob("*.yaml")
+    }
+    for path, text in expected.items():
+        assert path.read_text() == text, f"{path.relative_to(REPO)} is stale: make manifests"
 
 
 def test_install_yaml_is_not_stale(helm: Path) -> None:
@@ -164,7 +166,7 @@ def test_watching_listed_namespaces_grants_a_role_in_each_and_nothing_cluster_wi
 def test_rbac_create_false_leaves_rbac_to_the_user(render: Render) -> None:
     objects = render({"rbac.create": "false", "serviceAccount.create": "false"})
     kinds = {o["kind"] for o in objects}
-    assert kinds == {"Deployment", "Service"}
+    assert kinds == {"Deployment", "Service", "CustomResourceDefinition"}
     (deployment,) = by_kind(objects, "Deployment")
     assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == "default"
 
@@ -219,7 +221,7 @@ def test_one_replica_never_overlaps_with_its_successor(render: Render) -> None:
 
 @pytest.mark.parametrize("name", VALUE_SETS)
 def test_nothing_of_kopfs_peering_is_left(render: Render, name: str) -> None:
-    objects = render(VALUE_SETS[name], "--include-crds")
+    objects = render(VALUE_SETS[name])
     assert not [o for o in objects if o["apiVersion"].startswith("kopf.dev/")]
     assert not [o for o in objects if o["metadata"]["name"].endswith(".kopf.dev")]
     for role in by_kind(objects, "ClusterRole") + by_kind(objects, "Role"):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from devcluster.build import KUBERNETES_VERSION
 from devcluster.testing import DevCluster, Kubectl
 from tests.integration.operator_fixtures import REPO
 
@@ -22,7 +23,7 @@ def helm_template(env: dict[str, str], namespace: str, values: list[str]) -> str
     flags = [arg for value in values for arg in ("--set", value)]
     return subprocess.run(
         ["helm", "template", f"dry-{namespace[-6:]}", str(CHART), "--namespace", namespace,
-         "--include-crds", *flags],
+         "--kube-version", KUBERNETES_VERSION, *flags],
         env=env, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
 

@@ -37,6 +37,7 @@ from typing import Any
 import pytest
 import yaml
 
+from devcluster.build import KUBERNETES_VERSION
 from devcluster.testing import DevCluster, Kubectl
 from tests.integration.operator_fixtures import (
     REPO,
@@ -127,6 +128,8 @@ def render_rbac(
             "template",
             RELEASE,
             str(CHART),
+            "--kube-version",
+            KUBERNETES_VERSION,
             "--namespace",
             namespace,
             "--set",

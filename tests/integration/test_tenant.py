@@ -38,6 +38,7 @@ import urllib3
 import yaml
 from minio import Minio
 
+from devcluster.build import KUBERNETES_VERSION
 from devcluster.testing import Kubectl
 from tests.cluster_fixtures import every_s3_store
 from tests.integration.operator_fixtures import (
@@ -94,7 +95,10 @@ def tenant(
 ) -> Kubectl:
     """kubectl as a ServiceAccount bound to the built-in `edit` role in the test's namespace."""
     aggregated = subprocess.run(
-        ["helm", "template", RELEASE, str(CHART), "--show-only", "templates/aggregate-roles.yaml"],
+        [
+            *("helm", "template", RELEASE, str(CHART), "--kube-version", KUBERNETES_VERSION),
+            *("--show-only", "templates/aggregate-roles.yaml"),
+        ],
         env=s3_env,
         capture_output=True,
         text=True,

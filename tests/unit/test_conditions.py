@@ -2,16 +2,21 @@
 
 Cases: each status sets them with kstatus's abnormal-true polarity (Reconciling while
 pending or running, Stalled once ended without completing, Ready once completed); the
-four of old are unchanged; no event is owed for a kstatus condition alone.
+four of old are unchanged; no event is owed for a kstatus condition alone; kstatus's own
+rules (its status.Compute, built by devcluster) read them as InProgress while pending or
+running, Current once completed, Failed once ended otherwise, and InProgress while a spec
+change is not yet observed.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from agentjobs.logic import conditions
+from tests import kstatus
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -45,3 +50,39 @@ def test_kstatus_conditions_post_no_events_of_their_own() -> None:
         "failed", message="", previous=running, generation=1, now=NOW
     )
     assert conditions.changed_types(running, failed) == ["Failed", "Finished"]
+
+
+def _execution(status: str, *, generation: int = 1, observed: int = 1) -> dict[str, Any]:
+    made = conditions.conditions_for(status, message="m", previous=[], generation=observed, now=NOW)
+    return {
+        "apiVersion": "agentjobs.io/v1alpha1",
+        "kind": "Execution",
+        "metadata": {"name": "fix", "namespace": "team-a", "generation": generation},
+        "status": {
+            "status": status,
+            "observedGeneration": observed,
+            "conditions": [c.model_dump(mode="json", by_alias=True) for c in made],
+        },
+    }
+
+
+def test_kstatus_reads_each_status_as_an_ended_or_progressing_resource() -> None:
+    # An ended Execution is not in progress: only completed is Current, the rest Failed.
+    statuses = {
+        "pending": "InProgress",
+        "running": "InProgress",
+        "completed": "Current",
+        "failed": "Failed",
+        "cancelled": "Failed",
+        "interrupted": "Failed",
+    }
+    verdicts = kstatus.compute([_execution(status) for status in statuses])
+    assert [status for status, _ in verdicts] == list(statuses.values())
+
+
+def test_kstatus_reads_a_spec_change_not_yet_seen_as_in_progress() -> None:
+    ((status, message),) = kstatus.compute([_execution("completed", generation=2)])
+    assert (status, message) == (
+        "InProgress",
+        "Execution generation is 2, but latest observed generation is 1",
+    )
