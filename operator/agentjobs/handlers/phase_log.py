@@ -39,7 +39,9 @@ from agentjobs.models.contract import SystemFailure, TranscriptFormat
 from agentjobs.models.resources import LogProgress
 
 logger = logging.getLogger(__name__)
-TRANSCRIPT_IN_MEMORY = 16 * 1024 * 1024
+# A thousand running phases hold at most 64 MiB of transcript in memory; the rest waits on
+# /tmp (the chart's emptyDir) until it is stored.
+TRANSCRIPT_IN_MEMORY = 64 * 1024
 # A follow stream silent this long is reconnected (the resume check makes that safe), so a
 # half-open connection cannot hold a runner for ever.
 LOG_IDLE_SECONDS = 120.0
@@ -51,8 +53,10 @@ INTERRUPTED_GRACE_SECONDS = 60.0
 
 @dataclass
 class Transcript:
-    """The agent's log as the operator read it, spooled to disk past 16 MiB."""
+    """The agent's log as the operator read it: its size, and its bytes when there is a store
+    to keep them in (``kept``), spooled to disk past :data:`TRANSCRIPT_IN_MEMORY`."""
 
+    kept: bool = True
     file: IO[bytes] = field(
         default_factory=lambda: tempfile.SpooledTemporaryFile(TRANSCRIPT_IN_MEMORY)  # noqa: SIM115
     )
@@ -60,7 +64,8 @@ class Transcript:
     sha256: str = ""
 
     def write(self, chunk: bytes) -> None:
-        self.file.write(chunk)
+        if self.kept:
+            self.file.write(chunk)
         self.size += len(chunk)
 
 
@@ -164,7 +169,7 @@ class LogReading(Generic[VerdictT]):
         self._needs_terminal_event = formats.has_events(transcript_format)
         self._reader = reader
         self._cli_error = cli_error
-        self._transcript = Transcript()
+        self._transcript = Transcript(kept=ctx.storage is not None)
         self._interrupted: SystemFailure | None = None
         self._give_up_at: float | None = None
 
