@@ -8,7 +8,8 @@ failed phase)", stored beside output/ and recorded in the harvester's
 manifest; ``git am`` of the first on a fresh clone of the origin gives the
 same trees, messages and authors as the same script run here; the second
 holds only the workflow file; the recovered last message names the branch
-and both patches (R31). Runs on versitygw.
+and both patches (R31); `agentjobs artifacts --download` fetches the patches too
+(they are listed, not handed on). Runs on versitygw.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -128,6 +130,7 @@ def test_a_failed_phase_keeps_its_unpushed_commits_as_patches_that_git_am_replay
     namespace: str,
     operator: OperatorProcess,
     s3: Minio,
+    s3_env: dict[str, str],
     origin: Path,
     tmp_path: Path,
 ) -> None:
@@ -181,6 +184,23 @@ def test_a_failed_phase_keeps_its_unpushed_commits_as_patches_that_git_am_replay
     assert text.count("\nSubject: ") == 1 and "Run the tests in CI" in text
     assert "a/.github/workflows/ci.yml" in text
     assert "settings.toml" not in text and "retry.py" not in text
+    download = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "agentjobs"),
+            "artifacts",
+            f"{namespace}/unpushed",
+            "--download",
+            str(tmp_path / "downloaded"),
+        ],
+        env=s3_env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert download.stdout.count("sha256 verified") == 3
+    assert (
+        tmp_path / "downloaded" / "0-fix" / "work" / "service" / "unpushed.patch"
+    ).read_bytes() == unpushed
     recovered = stored[f"{root}/output/recovered-from-transcript.md"].decode()
     assert "## Where this phase's work stands" in recovered
     assert "on branch `main`" in recovered and "2 commit(s) not on `origin/main`" in recovered

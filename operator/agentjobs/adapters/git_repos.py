@@ -52,6 +52,9 @@ _SETTINGS = (
     "core.packedGitWindowSize=16m",
     "core.packedGitLimit=128m",
     "core.deltaBaseCacheLimit=32m",
+    # The agent's commit-graph could misstate parents and generations: read the commits.
+    "core.commitGraph=false",
+    "core.multiPackIndex=false",
     "log.showSignature=false",
     "format.signature=",
     "protocol.allow=never",

@@ -56,17 +56,21 @@ def _print(phases: list[PhaseArtifacts]) -> None:
 
 
 def _stored(store: ObjectStore, status: PhaseResourceStatus) -> list[InputArtifact]:
-    """Every stored artifact of a phase: its hand-off manifest, checked, or else its status."""
+    """Every stored artifact of a phase: its hand-off manifest, checked, or else its status;
+    and the listed ones that are not handed on (R52's patches of unpushed work)."""
+    listed = [
+        InputArtifact(path=a.path, url=a.url, sha256=a.sha256, size=a.size)
+        for a in status.artifacts
+        if a.url is not None and a.sha256 is not None
+    ]
     if status.handoff is None:
-        return [
-            InputArtifact(path=a.path, url=a.url, sha256=a.sha256, size=a.size)
-            for a in status.artifacts
-            if a.url is not None and a.sha256 is not None
-        ]
+        return listed
     data = store.get_bytes(ObjectLocation.parse(status.handoff.manifest)) or b""
     if hashlib.sha256(data).hexdigest() != status.handoff.sha256:
         raise ValueError(f"{status.handoff.manifest} is missing or not the one the status names")
-    return HandoffManifest.model_validate_json(data).artifacts
+    handed_on = HandoffManifest.model_validate_json(data).artifacts
+    paths = {artifact.path for artifact in handed_on}
+    return handed_on + [artifact for artifact in listed if artifact.path not in paths]
 
 
 def _download(phases: list[PhaseArtifacts], directory: Path) -> int:
