@@ -5,7 +5,8 @@ two commits it does not push (the first touching .github/workflows/ci.yml)
 and exits 1. The failed phase keeps ``work/service/unpushed.patch`` and
 ``work/service/workflow-changes.patch`` as artifacts titled "(kept from a
 failed phase)", stored beside output/ and recorded in the harvester's
-manifest; ``git am`` of the first on a fresh clone of the origin gives the
+manifest, and the repository's fsmonitor, pager, external diff and textconv
+(set after its commits) never run; ``git am`` of the first on a fresh clone of the origin gives the
 same trees, messages and authors as the same script run here; the second
 holds only the workflow file; the recovered last message names the branch
 and both patches (R31); `agentjobs artifacts --download` fetches the patches too
@@ -47,6 +48,12 @@ git commit -q -m "Run the tests in CI" -m "The workflow runs make test on every 
 printf 'def retry(n):\n    return n - 1\n' > retry.py
 git add -A
 git commit -q -m "Count retries down"
+# Hostile from here on: whoever runs git in this repository next runs $TRAP.
+git config core.fsmonitor "$TRAP"
+git config core.pager "$TRAP"
+git config diff.external "$TRAP"
+git config diff.trap.textconv "$TRAP"
+echo '* diff=trap' > .git/info/attributes
 echo "I committed the CI workflow and the retry counter on main but could not push them."
 echo 'TASK_RESULT: {"success": false, "failure_reason": "platform", "comments": "push refused"}'
 echo TASK_RESULT_END
@@ -96,8 +103,21 @@ def origin() -> Iterator[Path]:
             "Start",
         )
         git(top, "clone", "-q", "--bare", str(seed), str(top / "origin.git"))
+        (top / "sprung").mkdir()
+        (top / "trap.sh").write_text(f'#!/bin/sh\ntouch {top}/sprung/"$$"\ncat\n')
         subprocess.run(["chmod", "-R", "a+rX", str(top)], check=True)
+        (top / "trap.sh").chmod(0o755)
+        (top / "sprung").chmod(0o1777)
         yield top / "origin.git"
+
+
+def trap(origin: Path) -> Path:
+    return origin.parent / "trap.sh"
+
+
+def sprung(origin: Path) -> list[Path]:
+    """Each run of the trap the agent's git config names."""
+    return list((origin.parent / "sprung").iterdir())
 
 
 def execution(origin: Path) -> str:
@@ -113,7 +133,10 @@ def execution(origin: Path) -> str:
                         "image": "busybox",
                         "prompt": "Add CI and a retry counter, then push.",
                         "command": ["sh", "-c", AGENT],
-                        "env": [{"name": "ORIGIN", "value": str(origin)}],
+                        "env": [
+                            {"name": "ORIGIN", "value": str(origin)},
+                            {"name": "TRAP", "value": str(trap(origin))},
+                        ],
                     }
                 ]
             },
@@ -137,6 +160,7 @@ def test_a_failed_phase_keeps_its_unpushed_commits_as_patches_that_git_am_replay
     kubectl.run("apply", "-n", namespace, "-f", "-", input=execution(origin))
     status = wait_finished(kubectl, namespace, "unpushed", timeout=120)
     assert (status["status"], status["deliverableProduced"]) == ("failed", True)
+    assert sprung(origin) == []  # the harvester's git ran nothing the repository configures
     phase = phase_status(kubectl, namespace, "unpushed-0-fix")
     root = f"namespaces/{namespace}/executions/unpushed/0-fix/attempt-1"
     artifacts = {artifact["path"]: artifact for artifact in phase["artifacts"]}
@@ -168,7 +192,12 @@ def test_a_failed_phase_keeps_its_unpushed_commits_as_patches_that_git_am_replay
     subprocess.run(
         ["sh", "-c", AGENT],
         cwd=expected,
-        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "ORIGIN": str(origin)},
+        env={
+            "PATH": os.environ["PATH"],
+            "HOME": str(tmp_path),
+            "ORIGIN": str(origin),
+            "TRAP": str(trap(origin)),
+        },
         capture_output=True,
         check=False,
     )
@@ -180,6 +209,8 @@ def test_a_failed_phase_keeps_its_unpushed_commits_as_patches_that_git_am_replay
     git(replay, "am", "-q", str(tmp_path / "unpushed.patch"))
     assert history(replay) == history(made)
     assert git(replay, "rev-parse", "HEAD^{tree}") == git(made, "rev-parse", "HEAD^{tree}")
+    git(made, "diff", "HEAD~1")  # the trap is armed: plain git in that repository springs it
+    assert sprung(origin) != []
     text = workflow.decode()
     assert text.count("\nSubject: ") == 1 and "Run the tests in CI" in text
     assert "a/.github/workflows/ci.yml" in text
