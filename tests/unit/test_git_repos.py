@@ -6,8 +6,9 @@ workflow series of that commit's workflow part only; a hostile repository
 (fsmonitor, hooks, external diff, pager, textconv and filter drivers through
 .gitattributes, an include, a signature file, gpg) runs none of its programs
 and leaks neither the harvester's environment nor a file it names; without
-an upstream the base is every remote-tracking ref, and a never-pushed
-repository's whole history is unpushed; ``artifacts/`` and depth 3 are not
+an upstream (or with one pruned) the base is every remote-tracking ref, and a
+never-pushed repository's whole history is unpushed; an empty repository
+has nothing to save; ``artifacts/`` and depth 3 are not
 searched; a symlinked .git, a symlinked HEAD and a FIFO packed-refs are
 skipped with a reason and never followed or waited on; a FIFO object times
 out; the commit and patch-size caps give clear reasons; a merge is left out
@@ -180,6 +181,28 @@ def test_without_an_upstream_the_base_is_every_remote_tracking_ref(
     assert (found["service"].branch, found["service"].upstream) == (None, None)
     assert found["service"].commits == 2
     assert (found["group/fresh"].branch, found["group/fresh"].commits) == ("trunk", 2)
+
+
+def test_an_empty_repository_and_a_pruned_upstream(
+    origin: Path, workspace: Path, tmp_path: Path
+) -> None:
+    empty = workspace / "empty"
+    empty.mkdir()
+    git(empty, "init", "-q", "-b", "main")
+    repo = clone(origin, workspace)
+    git(repo, "checkout", "-q", "-b", "gone")
+    commit(repo, {"g.txt": "g\n"}, "Gone upstream")
+    git(repo, "config", "branch.gone.remote", "origin")
+    git(repo, "config", "branch.gone.merge", "refs/heads/gone")
+    found = {item.record.repo: item.record for item in scan(workspace, tmp_path)}
+    assert found["empty"] == RepositoryRecord(repo="empty", branch="main")
+    service = found["service"]
+    assert (service.branch, service.upstream, service.commits, service.skipped) == (
+        "gone",
+        None,
+        1,
+        None,
+    )
 
 
 def test_artifacts_and_deeper_directories_are_not_searched(

@@ -15,10 +15,11 @@ Decisions where the issue is silent:
   read outside the repository.
 - The base that counts as pushed is the branch's upstream
   (``branch.<name>.remote`` and ``.merge`` mapped through the remote's fetch
-  refspecs). Without an upstream (a detached HEAD, a branch never pushed), it
-  is every remote-tracking ref (``refs/remotes/*``): commits reachable from
-  none of them have left nowhere. A repository with no remote-tracking ref at
-  all has never been pushed, so its whole history is its unpushed work.
+  refspecs). Without an upstream (a detached HEAD, a branch never pushed, one
+  whose upstream ref was pruned), it is every remote-tracking ref
+  (``refs/remotes/*``): commits reachable from none of them have left nowhere.
+  A repository with no remote-tracking ref at all has never been pushed, so
+  its whole history is its unpushed work.
 - Merge commits cannot be in a ``git format-patch`` series; they are counted
   (``mergesLeftOut``), and the series holds the other commits.
 - A workflow change is a change of a path under ``.github/workflows/``

@@ -124,11 +124,13 @@ def _save(
                 return FoundWork(progress.record)  # a branch without a commit yet
         progress.note(head=commit)
         upstream = unpushed_work.upstream_ref(head.branch, config) if head.branch else None
-        if upstream is None:
+        try:
+            bases = [_resolve(git_dir, upstream, packed, cap)] if upstream else []
+            progress.note(upstream=unpushed_work.short_ref(upstream) if upstream else None)
+        except BadRepository:
+            bases = []  # an upstream deleted on the remote and pruned here: as if none
+        if not bases:
             bases = _remote_tracking(git_dir, packed, cap)
-        else:
-            progress.note(upstream=unpushed_work.short_ref(upstream))
-            bases = [_resolve(git_dir, upstream, packed, cap)]
         return _patches(git, scratch, limits, progress, commit, bases)
 
 
