@@ -22,7 +22,7 @@ and the Executions' figures over the Jobs' as ratios. The last line is::
 where ``vs-jobs`` is the requests per phase over the requests per Job. Run it from the
 repository root, with the cluster up (``python -m devcluster up``)::
 
-    python -m benchmarks.scale --phases 1000 [--run-seconds 20]
+    python -m benchmarks.scale --phases 1000 [--run-seconds 45]
 
 The operator is the ``agentjobs`` of this environment; put another checkout's
 ``operator/`` first on ``PYTHONPATH`` to measure that one instead.
@@ -412,7 +412,9 @@ if __name__ == "__main__":
     parser.add_argument(
         "--run-seconds",
         type=float,
-        default=20.0,
+        # As long as the agents of the first measurement: long enough for a thousand
+        # pods to be created and bound while the first still run.
+        default=45.0,
         help="how long each simulated agent runs (default: %(default)s)",
     )
     parser.add_argument(
