@@ -97,7 +97,8 @@ class Operator:
             self._runners[namespace, name] = (runner, task)
             running = (runner, task)
         if cancel or interrupt:
-            running[0].notify(cancel=cancel, interrupt=interrupt)
+            generation = body["metadata"].get("generation")
+            running[0].notify(cancel=cancel, interrupt=interrupt, generation=generation)
 
     def phase_deleted(self, namespace: str, name: str, uid: str) -> None:
         running = self._runners.pop((namespace, name), None)

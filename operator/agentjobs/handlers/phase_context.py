@@ -55,11 +55,18 @@ class PhaseContext:
         self.cancel_requested = self.spec.cancel
         self.interrupt_requested = self.spec.interrupt  # R44
         self.deleted_by_operator = False
+        self._generation: int | None = body["metadata"].get("generation")
 
     @property
     def generation(self) -> int | None:
-        generation: int | None = self.body["metadata"].get("generation")
-        return generation
+        """The generation whose spec the runner acts on, recorded as observedGeneration."""
+        return self._generation
+
+    def observe_generation(self, generation: int | None) -> None:
+        """A later spec (a cancel or an interrupt) was seen: statuses from now on say so, or
+        kstatus and Argo CD would wait for ever for the operator to observe it."""
+        if generation is not None and (self._generation is None or generation > self._generation):
+            self._generation = generation
 
     def attempt(self, number: int) -> Attempt:
         pod_name = naming.pod(self.name, number)

@@ -65,20 +65,25 @@ class PhaseRunner:
         self._ctx: PhaseContext | None = None
         self._cancel = False
         self._interrupt = False
+        self._generation: int | None = None
 
     @property
     def phase_uid(self) -> str | None:
         """The UID of the Phase this runner drives, once it has read it."""
         return None if self._ctx is None else self._ctx.uid
 
-    def notify(self, *, cancel: bool = False, interrupt: bool = False) -> None:
+    def notify(
+        self, *, cancel: bool = False, interrupt: bool = False, generation: int | None = None
+    ) -> None:
         """Wake the runner: its pod changed, or its Phase was told to stop (``cancel``) or
-        its Execution interrupted (``interrupt``, R44)."""
+        its Execution interrupted (``interrupt``, R44) in spec ``generation``."""
         self._cancel = self._cancel or cancel
         self._interrupt = self._interrupt or interrupt
+        self._generation = generation or self._generation
         if self._ctx is not None:
             self._ctx.cancel_requested = self._ctx.cancel_requested or cancel
             self._ctx.interrupt_requested = self._ctx.interrupt_requested or interrupt
+            self._ctx.observe_generation(generation)
             self._ctx.changed.set()
 
     async def run(self) -> None:
@@ -88,6 +93,7 @@ class PhaseRunner:
         ctx = PhaseContext(self._kube, self._config, self._storage, self._observed, body)
         ctx.cancel_requested = ctx.cancel_requested or self._cancel
         ctx.interrupt_requested = ctx.interrupt_requested or self._interrupt
+        ctx.observe_generation(self._generation)
         self._ctx = ctx
         fields = log_records.PhaseFields(ctx.namespace, ctx.spec.execution_name, ctx.spec.name)
         log_records.current_phase.set(fields)  # this task's lines, and its children's
