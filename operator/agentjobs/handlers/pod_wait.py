@@ -4,6 +4,7 @@ container to start, for its harvester's last sync, and letting it go once record
 from __future__ import annotations
 
 import dataclasses
+import time
 from datetime import UTC, datetime, timedelta
 
 from agentjobs.adapters.kube import JsonObject
@@ -14,6 +15,7 @@ from agentjobs.logic.pod_state import Stage
 from agentjobs.models.contract import SystemFailure
 
 RECHECK_SECONDS = 2.0
+TAIL_INTERVAL_MAX = 30.0
 # A pod still there this long past its deletion deadline has no kubelet stopping it (its
 # node is gone): it is not waited on any longer.
 HARVEST_GRACE = timedelta(seconds=30)
@@ -73,8 +75,11 @@ async def settle(
 
 async def wait_for_end(ctx: PhaseContext, pod_name: str) -> JsonObject | None:
     """Until the pod has ended, so its harvester's last sync is done and its final status
-    (where the kubelet writes an eviction) is in; None when it is gone."""
+    (where the kubelet writes an eviction) is in; None when it is gone. Woken by the pod's
+    events; the harvester's last log line is shown in the status after RECHECK_SECONDS, then
+    at doubling intervals (a long outage costs a read per TAIL_INTERVAL_MAX, not per second)."""
     waited = 0.0
+    next_tail, tail_interval = RECHECK_SECONDS, RECHECK_SECONDS
     while True:
         pod = await ctx.current_pod(pod_name)
         if pod is None or pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
@@ -83,13 +88,16 @@ async def wait_for_end(ctx: PhaseContext, pod_name: str) -> JsonObject | None:
         overdue = deadline is not None and datetime.now(UTC) - deadline > HARVEST_GRACE
         if overdue or pod_state.node_lost(pod):
             return pod  # no kubelet is stopping it: its manifest says how far it got
-        if waited >= RECHECK_SECONDS and ctx.storage is not None:
+        if waited >= next_tail and ctx.storage is not None:
             line = await ctx.kube.log_tail(ctx.namespace, pod_name, pods.HARVESTER_CONTAINER)
             await ctx.report_waiting(
                 f"{pod_name} has finished; waiting for the harvester: {line or 'syncing'}"
             )
+            tail_interval = min(tail_interval * 2, TAIL_INTERVAL_MAX)
+            next_tail = waited + tail_interval
+        started = time.monotonic()
         await ctx.wait(RECHECK_SECONDS)
-        waited += RECHECK_SECONDS
+        waited += time.monotonic() - started
 
 
 async def release(ctx: PhaseContext, pod_name: str) -> None:
