@@ -26,17 +26,14 @@ repository root, with the cluster up (``python -m devcluster up``)::
 
 The operator is the ``agentjobs`` of this environment; put another checkout's
 ``operator/`` first on ``PYTHONPATH`` to measure that one instead.
+
+benchmarks/scale_shards.py runs the same phases over several replicas.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import signal
-import socket
-import subprocess
-import sys
 import time
 import urllib.request
 import uuid
@@ -47,11 +44,16 @@ from typing import Any
 
 from kubernetes_asyncio import client, config, watch
 
+from benchmarks.operator_process import (
+    OperatorUsage,
+    operator_usage,
+    start_operator,
+    stop_operator,
+)
 from devcluster import cluster, kwok
 from devcluster.layout import APISERVER_URL, default_layout
 from devcluster.probes import admin_tls
 
-AGENTJOBS = Path(sys.executable).parent / "agentjobs"
 CREATE_CONCURRENCY = 50
 REQUEST_COUNTER = "apiserver_request_total{"
 
@@ -69,6 +71,8 @@ class Observed:
     running: set[str] = field(default_factory=set)
     read_live: set[str] = field(default_factory=set)  # pods whose log the operator reads
     peak: int = 0
+    pods: set[str] = field(default_factory=set)  # every pod seen, to tell a phase run twice
+    attempts: dict[str, int] = field(default_factory=dict)  # by Phase
     finished: set[str] = field(default_factory=set)
     last_finished_at: float = 0.0
 
@@ -78,6 +82,7 @@ class Observed:
 
     def pod(self, pod: Any) -> None:
         name = pod.metadata.name
+        self.pods.add(name)
         statuses = pod.status.container_statuses or []
         if any(s.state and s.state.running for s in statuses):
             self.running.add(name)
@@ -87,6 +92,8 @@ class Observed:
 
     def phase(self, phase: dict[str, Any]) -> None:
         status = phase.get("status") or {}
+        if status.get("attempt"):
+            self.attempts[phase["metadata"]["name"]] = status["attempt"]
         pod_name = status.get("podName")
         if pod_name and status.get("status") == "running" and status.get("log"):
             self.read_live.add(pod_name)
@@ -107,6 +114,9 @@ class Run:
     peak: int
     seconds: float
     requests: float
+    pods: int
+    # Phases that took more than one attempt (always 0 for Jobs, whose retries make pods).
+    retried: int
 
     @property
     def per_minute(self) -> float:
@@ -115,12 +125,6 @@ class Run:
     @property
     def requests_each(self) -> float:
         return self.requests / self.count
-
-
-@dataclass(frozen=True)
-class OperatorUsage:
-    peak_rss_mib: float
-    cpu_seconds: float
 
 
 def api_requests() -> float:
@@ -202,56 +206,6 @@ async def _wait_all(observed: Observed, names: list[str], timeout: float) -> Non
         await asyncio.sleep(0.2)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def start_operator(namespace: str, log: Path) -> subprocess.Popen[bytes]:
-    """`agentjobs run` for `namespace` without artifact storage."""
-    env = {**os.environ, **cluster.environment()}
-    env = {k: v for k, v in env.items() if not k.startswith("AGENTJOBS_S3_")}
-    with log.open("ab") as output:
-        return subprocess.Popen(
-            [
-                str(AGENTJOBS),
-                "run",
-                "--namespace",
-                namespace,
-                # The pods never run as processes; no user need be insisted on.
-                "--pod-security-context",
-                '{"seccompProfile": {"type": "RuntimeDefault"}}',
-                f"--credentials-listen=127.0.0.1:{_free_port()}",
-            ],
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-
-
-def operator_usage(pid: int) -> OperatorUsage:
-    """Peak resident memory and CPU time so far of a running process, from /proc."""
-    status = Path(f"/proc/{pid}/status").read_text()
-    peak_kib = next(
-        int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")
-    )
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat[stat.rindex(")") + 2 :].split()
-    ticks = int(fields[11]) + int(fields[12])  # utime, stime
-    return OperatorUsage(peak_kib / 1024, ticks / os.sysconf("SC_CLK_TCK"))
-
-
-def stop_operator(process: subprocess.Popen[bytes]) -> None:
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 class Cluster:
     """The benchmark's API clients (kubernetes_asyncio, admin) and its namespaces."""
 
@@ -293,7 +247,14 @@ async def _measure(
         for task in watches:
             task.cancel()
         await asyncio.gather(*watches, return_exceptions=True)
-    return Run(count, observed.peak, observed.last_finished_at - started, after - before)
+    return Run(
+        count=count,
+        peak=observed.peak,
+        seconds=observed.last_finished_at - started,
+        requests=after - before,
+        pods=len(observed.pods),
+        retried=sum(1 for attempt in observed.attempts.values() if attempt > 1),
+    )
 
 
 def _timeout(count: int, run_seconds: float) -> float:
@@ -301,42 +262,58 @@ def _timeout(count: int, run_seconds: float) -> float:
 
 
 async def measure_phases(
-    kube: Cluster, count: int, run_seconds: float, log: Path
+    kube: Cluster,
+    count: int,
+    run_seconds: float,
+    log: Path,
+    *,
+    shards: int = 1,
+    leader_election: bool = False,
 ) -> tuple[Run, OperatorUsage]:
-    namespace = await kube.namespace("phases")
-    operator = start_operator(namespace, log)
+    """`count` phases over `shards` namespaces, one operator replica owning each."""
+    namespaces = [await kube.namespace("phases") for _ in range(shards)]
+    operators = [
+        start_operator(namespace, log, leader_election=leader_election) for namespace in namespaces
+    ]
     observed = Observed(live_logs_only=True)
     custom = kube.custom.list_namespaced_custom_object
-    watches = [
-        asyncio.create_task(_watch(observed.pod, kube.core.list_namespaced_pod, namespace)),
-        asyncio.create_task(
-            _watch(observed.phase, custom, "agentjobs.io", "v1alpha1", namespace, "phases")
-        ),
-        asyncio.create_task(
-            _watch(
-                lambda obj: observed.owner(
-                    obj["metadata"]["name"], obj.get("status", {}).get("conditions"), "Finished"
-                ),
-                custom,
-                "agentjobs.io",
-                "v1alpha1",
-                namespace,
-                "executions",
-            )
-        ),
-    ]
+    watches = []
+    for namespace in namespaces:
+        watches += [
+            asyncio.create_task(_watch(observed.pod, kube.core.list_namespaced_pod, namespace)),
+            asyncio.create_task(
+                _watch(observed.phase, custom, "agentjobs.io", "v1alpha1", namespace, "phases")
+            ),
+            asyncio.create_task(
+                _watch(
+                    lambda obj: observed.owner(
+                        obj["metadata"]["name"], obj.get("status", {}).get("conditions"), "Finished"
+                    ),
+                    custom,
+                    "agentjobs.io",
+                    "v1alpha1",
+                    namespace,
+                    "executions",
+                )
+            ),
+        ]
 
     async def create(name: str) -> None:
+        namespace = namespaces[int(name.removeprefix("s-")) % shards]
         await kube.custom.create_namespaced_custom_object(
             "agentjobs.io", "v1alpha1", namespace, "executions", execution(name, run_seconds)
         )
 
     try:
         run = await _measure(count, observed, watches, create, _timeout(count, run_seconds))
-        usage = operator_usage(operator.pid)
+        usages = [operator_usage(operator.pid) for operator in operators]
     finally:
-        stop_operator(operator)
-    return run, usage
+        for operator in operators:
+            stop_operator(operator)
+    return run, OperatorUsage(
+        peak_rss_mib=max(u.peak_rss_mib for u in usages),
+        cpu_seconds=sum(u.cpu_seconds for u in usages),
+    )
 
 
 async def measure_jobs(kube: Cluster, count: int, run_seconds: float) -> Run:
@@ -372,7 +349,8 @@ async def connect() -> Cluster:
 def describe(what: str, run: Run) -> str:
     return (
         f"{run.count} {what}: peak {run.peak} running at once, {run.per_minute:.0f}/min "
-        f"({run.seconds:.1f} s), {run.requests_each:.1f} API requests each"
+        f"({run.seconds:.1f} s), {run.requests_each:.1f} API requests each, "
+        f"{run.pods} pods, {run.retried} retried"
     )
 
 

@@ -1,0 +1,73 @@
+"""The operator as the scale benchmarks run it: a subprocess, and what it used, from /proc."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from devcluster import cluster
+
+AGENTJOBS = Path(sys.executable).parent / "agentjobs"
+
+
+@dataclass(frozen=True)
+class OperatorUsage:
+    peak_rss_mib: float
+    cpu_seconds: float
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def start_operator(namespace: str, log: Path, *, leader_election: bool) -> subprocess.Popen[bytes]:
+    """`agentjobs run` for `namespace` without artifact storage; with `leader_election`, it
+    leads through a Lease in that namespace (one share's leadership)."""
+    env = {**os.environ, **cluster.environment()}
+    env = {k: v for k, v in env.items() if not k.startswith("AGENTJOBS_S3_")}
+    with log.open("ab") as output:
+        return subprocess.Popen(
+            [
+                str(AGENTJOBS),
+                "run",
+                "--namespace",
+                namespace,
+                # The pods never run as processes; no user need be insisted on.
+                "--pod-security-context",
+                '{"seccompProfile": {"type": "RuntimeDefault"}}',
+                f"--credentials-listen=127.0.0.1:{_free_port()}",
+                *(["--leader-election", "agentjobs-scale"] if leader_election else []),
+            ],
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def operator_usage(pid: int) -> OperatorUsage:
+    """Peak resident memory and CPU time so far of a running process, from /proc."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    peak_kib = next(
+        int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")
+    )
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime
+    return OperatorUsage(peak_kib / 1024, ticks / os.sysconf("SC_CLK_TCK"))
+
+
+def stop_operator(process: subprocess.Popen[bytes]) -> None:
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
