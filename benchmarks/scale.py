@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import subprocess
 import time
 import urllib.request
 import uuid
@@ -54,6 +56,7 @@ from devcluster import cluster, kwok
 from devcluster.layout import APISERVER_URL, default_layout
 from devcluster.probes import admin_tls
 
+CRDS = Path(__file__).resolve().parent.parent / "crds"
 CREATE_CONCURRENCY = 50
 REQUEST_COUNTER = "apiserver_request_total{"
 
@@ -336,9 +339,19 @@ async def measure_jobs(kube: Cluster, count: int, run_seconds: float) -> Run:
     return await _measure(count, observed, watches, create, _timeout(count, run_seconds))
 
 
+def apply_crds() -> None:
+    env = {**os.environ, **cluster.environment()}
+    subprocess.run(["kubectl", "apply", "-f", str(CRDS)], env=env, check=True, capture_output=True)
+    for name in ("executions.agentjobs.io", "phases.agentjobs.io"):
+        wait = ["kubectl", "wait", "--for=condition=Established", f"crd/{name}", "--timeout=30s"]
+        subprocess.run(wait, env=env, check=True, capture_output=True)
+
+
 async def connect() -> Cluster:
-    """Start the simulated nodes unless they run; clients as the cluster admin."""
+    """Start the simulated nodes unless they run, apply this checkout's CRDs; clients as the
+    cluster admin."""
     await asyncio.to_thread(cluster.up_simulated_nodes)
+    await asyncio.to_thread(apply_crds)
     configuration = client.Configuration()
     await config.load_kube_config(
         config_file=str(default_layout().admin_kubeconfig), client_configuration=configuration
