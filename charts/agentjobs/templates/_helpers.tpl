@@ -61,11 +61,11 @@ Roles (listed namespaces). tests/integration/test_rbac.py runs a whole Execution
 these rules, and shows that taking away any one of them makes the operator fail.
 */}}
 {{- define "agentjobs.rules" -}}
-# Executions: watched (list, watch), read afresh before each reconcile (get), and patched to
-# add and remove the finalizer of `artifactRetention: Delete`.
+# Executions: watched (list, watch; each reconcile reads the watch's copy, never a get), and
+# patched to add and remove the finalizer of `artifactRetention: Delete`.
 - apiGroups: ["agentjobs.io"]
   resources: ["executions"]
-  verbs: ["get", "list", "watch", "patch"]
+  verbs: ["list", "watch", "patch"]
 # Executions: write the verdict.
 - apiGroups: ["agentjobs.io"]
   resources: ["executions/status"]

@@ -127,14 +127,14 @@ class ExecutionReconciler:
             )
         return children
 
-    async def _execution(self, namespace: str, name: str) -> JsonObject | None:
+    def _execution(self, namespace: str, name: str) -> JsonObject | None:
         """The Execution: as the watch shows it, or as this reconciler last wrote it when that
-        is later; asked for only when the watch does not show it."""
+        is later; None when the watch no longer shows it (deleted)."""
         key = (namespace, name)
         body = self._observed.execution(namespace, name)
         written = self._written.pop(key, None)
         if body is None:
-            return await self._kube.get(paths.execution(namespace, name))
+            return None
         if written is not None and resource_versions.written_is_later(body, written):
             self._written[key] = written
             return written
@@ -145,7 +145,7 @@ class ExecutionReconciler:
             self._written[body["metadata"]["namespace"], body["metadata"]["name"]] = body
 
     async def _reconcile(self, namespace: str, name: str) -> None:
-        body = await self._execution(namespace, name)
+        body = self._execution(namespace, name)
         if body is None:
             return
         spec = ExecutionSpec.model_validate(body["spec"])
@@ -155,7 +155,7 @@ class ExecutionReconciler:
         children = await self._children(namespace, name, body["metadata"]["uid"])
         resumption = None
         if resume.needs_parent(spec, previous):
-            resumption = await self._resumption(namespace, spec)
+            resumption = self._resumption(namespace, spec)
         now = datetime.now(UTC)
         plan = execution_plan.plan_execution(
             spec,
@@ -189,14 +189,13 @@ class ExecutionReconciler:
         if spec.notify and (wake := due.wake_at(status.notifications, now=now)) is not None:
             self._wake_at(namespace, name, wake)
 
-    async def _resumption(
-        self, namespace: str, spec: ExecutionSpec
-    ) -> resume.Resumption | SystemFailure:
+    def _resumption(self, namespace: str, spec: ExecutionSpec) -> resume.Resumption | SystemFailure:
         """R48: what this execution inherits from its parent, read by name in its namespace
-        (never patched), with the hand-off its last inherited phase's Phase holds."""
+        (never patched), with the hand-off its last inherited phase's Phase holds; both as the
+        watches show them."""
         assert spec.resume_from is not None
         name = spec.resume_from.name
-        body = await self._kube.get(paths.execution(namespace, name))
+        body = self._observed.execution(namespace, name)
         parent = None if body is None else resume.Parent.from_api(body)
         inheritance = resume.inherit(spec, parent, name=name)
         if isinstance(inheritance, SystemFailure):
@@ -205,8 +204,15 @@ class ExecutionReconciler:
             return resume.resumption(inheritance, None)
         index, phase_name = inheritance.handoff_phase
         resource_name = naming.phase_resource(name, index, phase_name)
-        phase = await self._kube.get(paths.phase(namespace, resource_name))
-        if phase is None or not ownership.owned_by(phase, inheritance.parent.uid):
+        phase = next(
+            (
+                item
+                for item in self._observed.phases_of(inheritance.parent.uid)
+                if item["metadata"]["name"] == resource_name
+            ),
+            None,
+        )
+        if phase is None:
             return resume.handoff_gone(inheritance.parent, resource_name)
         status = PhaseResourceStatus.model_validate(phase.get("status") or {})
         return resume.resumption(inheritance, status.handoff)
