@@ -1,7 +1,7 @@
 """Many phases at once on the simulated (kwok) nodes, measured by benchmarks/scale.py.
 
 Cases:
-- 130 one-phase Executions applied together, each agent running 20 s, all run at once:
+- 130 one-phase Executions applied together, each agent running 30 s, all run at once:
   more than 100 phases have their agent running while the operator reads its log live,
   so log streams do not queue behind a pool of 100 connections (issue 13).
 """
@@ -17,7 +17,7 @@ from benchmarks import scale
 from devcluster.testing import DevCluster
 
 PHASES = 130
-RUN_SECONDS = 20.0
+RUN_SECONDS = 30.0
 
 
 async def _phases_at_once(log: Path) -> scale.Run:
