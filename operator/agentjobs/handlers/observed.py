@@ -19,20 +19,27 @@ from agentjobs.adapters.kube import JsonObject
 ExecutionKey = tuple[str, str]
 
 
+def _kept(body: Mapping[str, Any]) -> JsonObject:
+    """The object without its managedFields, which nothing here reads and which make up much
+    of what a thousand phases' objects would hold in memory."""
+    meta = {key: value for key, value in body["metadata"].items() if key != "managedFields"}
+    return {**body, "metadata": meta}
+
+
 def execution_entry(body: Mapping[str, Any]) -> dict[ExecutionKey, JsonObject]:
     meta = body["metadata"]
-    return {(meta["namespace"], meta["name"]): dict(body)}
+    return {(meta["namespace"], meta["name"]): _kept(body)}
 
 
 def phase_entry(body: Mapping[str, Any]) -> dict[str, JsonObject]:
     """A Phase under the UID of the Execution that controls it (none: not indexed)."""
     references = body["metadata"].get("ownerReferences") or []
-    return {ref["uid"]: dict(body) for ref in references if ref.get("controller")}
+    return {ref["uid"]: _kept(body) for ref in references if ref.get("controller")}
 
 
 def pod_entry(body: Mapping[str, Any]) -> dict[ExecutionKey, JsonObject]:
     meta = body["metadata"]
-    return {(meta["namespace"], meta["name"]): dict(body)}
+    return {(meta["namespace"], meta["name"]): _kept(body)}
 
 
 @dataclass(frozen=True)
