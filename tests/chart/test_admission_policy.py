@@ -110,7 +110,7 @@ def test_authorizer_checks_fit_the_cel_cost_limits(render: Render) -> None:
 # priority classes, ...) judges on the operator's pods as on anyone's.
 UNJUDGED_SETTINGS = {
     "image", "command", "args", "resources", "timeoutSeconds", "transcriptFormat", "outputs",
-    "outcome", "workspace", "retry",
+    "outcome", "workspace", "retry", "keepPods",
     "nodeSelector", "tolerations", "affinity", "priorityClassName", "runtimeClassName",
 }  # fmt: skip
 # Security fields the restricted Pod Security profile allows with any value.

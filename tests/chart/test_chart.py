@@ -305,7 +305,7 @@ def test_phase_pods_reach_the_credentials_endpoint_through_the_service(render: R
     (deployment,) = by_kind(objects, "Deployment")
     pod = deployment["spec"]["template"]
     assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
-    (port,) = service["spec"]["ports"]
+    port = next(p for p in service["spec"]["ports"] if p["name"] == "credentials")
     assert port["port"] == 8443 and port["targetPort"] == "credentials"
     ports = {p["name"]: p["containerPort"] for p in pod["spec"]["containers"][0]["ports"]}
     assert ports["credentials"] == 8443

@@ -316,6 +316,7 @@ def test_input_keys_with_dot_dot_are_refused_and_nothing_is_written_outside_inpu
             "index": 1,
             "name": "consume",
             "image": "busybox",
+            "keepPods": True,  # the test reads the fetcher's log after the end
             "prompt": "Read your inputs.",
             "command": ["sh", "-c", "echo the agent ran > $AGENTJOBS_OUTPUT_DIR/ran.txt"],
             "inputs": {

@@ -40,6 +40,7 @@ def test_a_deleted_pods_transcript_is_printed_byte_for_byte(
             "kind": "Execution",
             "metadata": {"name": "odd-bytes"},
             "spec": {
+                "defaults": {"keepPods": True},  # deleted by the test, once its log is read
                 "phases": [
                     {
                         "name": "write",
@@ -48,7 +49,7 @@ def test_a_deleted_pods_transcript_is_printed_byte_for_byte(
                         "command": ["sh", "-c"],
                         "args": [script],
                     }
-                ]
+                ],
             },
         },
         namespace,

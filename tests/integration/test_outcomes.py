@@ -70,6 +70,7 @@ def execution(
         "kind": "Execution",
         "metadata": {"name": name},
         "spec": {
+            "defaults": {"keepPods": True},  # the tests read the pods after the end
             "phases": [
                 {
                     "name": "write",
@@ -85,7 +86,7 @@ def execution(
                         **outcome,
                     },
                 }
-            ]
+            ],
         },
     }
 

@@ -6,12 +6,13 @@ RoleBinding, the release being in that namespace too), applied to the local
 control plane (authorization Node,RBAC), and `agentjobs run --namespace NS`
 (with two replicas, `--leader-election agentjobs`) runs with a token of that
 ServiceAccount from `kubectl create token`, never with an admin credential.
-Two scenarios between them use every permission: `complete` (two phases, the
-first with its prompt from a ConfigMap) and `cancel` (a running phase is
-cancelled). Their artifacts go through the operator's credentials endpoint: the
-sidecars hold only a per-attempt token, in a Secret the operator creates and
-deletes but never reads, and the endpoint checks each token's Phase with the
-operator's own `get` on Phases. Cases:
+Three scenarios between them use every permission: `complete` (two phases, the
+first with its prompt from a ConfigMap), `cancel` (a running phase is
+cancelled) and `ttl` (a finished Execution deleted by its TTL). Their
+artifacts go through the operator's credentials endpoint: the sidecars hold
+only a per-attempt token, in a Secret the operator creates and deletes but
+never reads, and the endpoint checks each token's Phase with the operator's own
+`get` on Phases. Cases:
 
 - the rendered Roles grant exactly the permissions listed in PERMISSIONS (and, with
   two replicas, LEASE_PERMISSIONS, on the chart's Lease only but for create): no get,
@@ -80,6 +81,7 @@ PERMISSIONS = [
     # kopf re-lists while it retries the refused watch, so Executions still move, late.
     Permission("agentjobs.io", "executions", "watch", blocks=False),
     Permission("agentjobs.io", "executions", "patch"),
+    Permission("agentjobs.io", "executions", "delete", scenario="ttl"),
     Permission("agentjobs.io", "executions/status", "patch"),
     Permission("agentjobs.io", "phases", "get"),
     Permission("agentjobs.io", "phases", "list"),
@@ -321,7 +323,11 @@ def apply_scenario(kubectl: Kubectl, namespace: str, scenario: str) -> None:
 
 
 def reached_end(kubectl: Kubectl, namespace: str, scenario: str) -> bool:
-    """The scenario's Execution reached the end it should: completed, or cancelled."""
+    """The scenario's Execution reached the end it should: completed, cancelled, or (ttl)
+    deleted after it completed."""
+    if scenario == "ttl":
+        found = kubectl.run("get", "-n", namespace, "execution", scenario, check=False)
+        return found.returncode != 0 and "NotFound" in found.stderr
     execution = kubectl.json("get", "-n", namespace, "execution", scenario)
     status: str | None = execution.get("status", {}).get("status")
     return status == ("completed" if scenario == "complete" else "cancelled")
@@ -393,7 +399,7 @@ def test_the_operator_may_get_only_the_webhooks_secret_and_only_when_webhooks_ar
 
 
 @pytest.mark.parametrize(
-    ("scenario", "replicas"), [("complete", 1), ("cancel", 1), ("complete", 2)]
+    ("scenario", "replicas"), [("complete", 1), ("cancel", 1), ("ttl", 1), ("complete", 2)]
 )
 def test_with_the_charts_role_the_operator_runs_an_execution_to_its_end(
     kubectl: Kubectl, installed: Installed, scenario: str, replicas: int

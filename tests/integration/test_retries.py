@@ -35,7 +35,7 @@ def execution(name: str, script: str) -> dict[str, Any]:
         "kind": "Execution",
         "metadata": {"name": name},
         "spec": {
-            "defaults": {"retry": RETRY},
+            "defaults": {"retry": RETRY, "keepPods": True},  # the pods show each attempt
             "phases": [
                 {
                     "name": "work",

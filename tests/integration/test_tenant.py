@@ -67,6 +67,7 @@ def execution(name: str, script: str, **spec: Any) -> dict[str, Any]:
         "kind": "Execution",
         "metadata": {"name": name},
         "spec": {
+            "defaults": {"keepPods": True},  # the tests read the pods after the end
             **spec,
             "phases": [
                 {

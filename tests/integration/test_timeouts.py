@@ -46,6 +46,7 @@ def execution(name: str, script: str = STUBBORN, timeout: int = 5) -> dict[str, 
         "kind": "Execution",
         "metadata": {"name": name},
         "spec": {
+            "defaults": {"keepPods": True},  # the tests read the pods after the end
             "phases": [
                 {
                     "name": "slow",
@@ -54,7 +55,7 @@ def execution(name: str, script: str = STUBBORN, timeout: int = 5) -> dict[str, 
                     "timeoutSeconds": timeout,
                     "command": ["sh", "-c", script],
                 }
-            ]
+            ],
         },
     }
 

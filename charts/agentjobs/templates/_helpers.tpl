@@ -61,11 +61,12 @@ Roles (listed namespaces). tests/integration/test_rbac.py runs a whole Execution
 these rules, and shows that taking away any one of them makes the operator fail.
 */}}
 {{- define "agentjobs.rules" -}}
-# Executions: watched (list, watch; each reconcile reads the watch's copy, never a get), and
-# patched to add and remove the finalizer of `artifactRetention: Delete`.
+# Executions: watched (list, watch; each reconcile reads the watch's copy, never a get),
+# patched to add and remove the finalizer of `artifactRetention: Delete`, and deleted once
+# their `ttlSecondsAfterFinished` has passed.
 - apiGroups: ["agentjobs.io"]
   resources: ["executions"]
-  verbs: ["list", "watch", "patch"]
+  verbs: ["list", "watch", "patch", "delete"]
 # Executions: write the verdict.
 - apiGroups: ["agentjobs.io"]
   resources: ["executions/status"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import AsyncIterator
 
+from agentjobs.adapters import metrics
 from agentjobs.adapters.kube import Kube
 
 
@@ -56,6 +57,7 @@ class LogFollower:
         return self._digest.hexdigest()
 
     def _deliver(self, chunk: bytes) -> None:
+        metrics.log_bytes_read.inc(len(chunk))
         if self._known is not None:
             length, sha256 = self._known
             if self.offset < length <= self.offset + len(chunk):
@@ -84,21 +86,25 @@ class LogFollower:
             follow=follow,
             idle_seconds=self._idle_seconds,
         )
-        async for chunk in stream:
-            if position < resume_at:
-                needed = resume_at - position
-                replayed.update(chunk[:needed])
-                position += min(needed, len(chunk))
+        metrics.log_streams.inc()
+        try:
+            async for chunk in stream:
                 if position < resume_at:
-                    continue
-                if replayed.digest() != expected.digest():
-                    self.intact = False
-                chunk = chunk[needed:]
-                if not chunk:
-                    continue
-            position += len(chunk)
-            self._deliver(chunk)
-            yield chunk
+                    needed = resume_at - position
+                    replayed.update(chunk[:needed])
+                    position += min(needed, len(chunk))
+                    if position < resume_at:
+                        continue
+                    if replayed.digest() != expected.digest():
+                        self.intact = False
+                    chunk = chunk[needed:]
+                    if not chunk:
+                        continue
+                position += len(chunk)
+                self._deliver(chunk)
+                yield chunk
+        finally:
+            metrics.log_streams.dec()
         if position < resume_at:  # the log is now shorter than what was read before
             self.intact = False
         if not follow and self._known is not None:  # shorter than an earlier reader saw

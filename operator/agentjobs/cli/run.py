@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from agentjobs.adapters import log_records
+from agentjobs.adapters import log_records, metrics
 from agentjobs.adapters.log_records import LogFormat
 from agentjobs.handlers.config import CredentialsEndpoint, LeaderElection, OperatorConfig
 from agentjobs.logic.bucket_policy import ALLOWED_BUCKETS_FLAG
@@ -45,6 +45,13 @@ def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
 
 
@@ -231,6 +238,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="the CA phase pods trust for it (default: the certificate itself)",
     )
+    parser.add_argument(
+        "--metrics-port",
+        type=_positive,
+        metavar="PORT",
+        help="serve Prometheus metrics on http://0.0.0.0:PORT/metrics (default: none)",
+    )
+    parser.add_argument(
+        "--ttl-seconds-after-finished",
+        type=_non_negative,
+        metavar="SECONDS",
+        help="delete a finished Execution, with everything it owns, this long after it "
+        "finished, unless it sets its own ttlSecondsAfterFinished (default: never)",
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="log at debug level")
     parser.add_argument(
         "--log-format",
@@ -279,6 +299,8 @@ def leader_election(args: argparse.Namespace) -> LeaderElection | None:
 
 def run(args: argparse.Namespace) -> int:
     log_records.configure(args.log_format, verbose=args.verbose)
+    if args.metrics_port is not None:
+        metrics.serve(args.metrics_port)
     if not args.verbose:
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)  # one line per event is noise
     config = OperatorConfig(
@@ -301,6 +323,7 @@ def run(args: argparse.Namespace) -> int:
         webhook_allow=tuple(args.webhook_allow),
         webhook_secret_name=args.webhook_secret_name,
         webhook_backoff_seconds=args.webhook_backoff_seconds,
+        default_ttl=args.ttl_seconds_after_finished,
     )
     # Imported here, not at the top: kopf is heavy, and the sidecar commands must start fast.
     import kopf

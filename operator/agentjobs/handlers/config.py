@@ -73,3 +73,6 @@ class OperatorConfig:
     webhook_secret_name: str | None = None
     # R51: the wait after a webhook's first failed attempt, doubled after each next one.
     webhook_backoff_seconds: float = 10.0
+    # An Execution without its own ttlSecondsAfterFinished is deleted this long after it
+    # finished (None: kept until someone deletes it).
+    default_ttl: int | None = None

@@ -16,7 +16,7 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from typing import Any
 
-from agentjobs.adapters import paths
+from agentjobs.adapters import metrics, paths
 from agentjobs.adapters.kube import JsonObject, Kube
 from agentjobs.handlers import events
 from agentjobs.handlers.errors import RetryLater, log_retry
@@ -30,6 +30,7 @@ from agentjobs.logic import (
     phase_status,
     resource_versions,
     resume,
+    ttl,
 )
 from agentjobs.logic.notifications import due, message
 from agentjobs.logic.pods import Owner
@@ -53,9 +54,16 @@ ARTIFACTS_FINALIZER = f"{GROUP}/artifacts"
 
 class ExecutionReconciler:
     def __init__(
-        self, kube: Kube, storage: PhaseStorage | None, notifier: Notifier, observed: Observed
+        self,
+        kube: Kube,
+        storage: PhaseStorage | None,
+        notifier: Notifier,
+        observed: Observed,
+        *,
+        default_ttl: int | None = None,
     ) -> None:
         self._kube = kube
+        self._default_ttl = default_ttl
         self._observed = observed
         # The answer of this reconciler's last write to each Execution, while the watch has
         # not yet shown that version (see logic/resource_versions).
@@ -73,6 +81,8 @@ class ExecutionReconciler:
             async with self._locks[namespace, name]:
                 await self._reconcile(namespace, name)
         except Exception as error:  # sorted in log_retry; a reconcile must always come again
+            if not isinstance(error, RetryLater):  # a wait is no error
+                metrics.reconcile_errors.inc()
             delay = min(2.0**attempt, MAX_RETRY_SECONDS)
             log_retry(logger, f"execution {namespace}/{name}", error, delay)
             self._retry_later(namespace, name, attempt, delay)
@@ -186,8 +196,19 @@ class ExecutionReconciler:
             self._wrote(patched)
             if patched is not None:
                 events.post_condition_changes(body, previous.conditions, status.conditions)
+                if previous.finished_at is None and status.finished_at is not None:
+                    metrics.executions_finished.labels(
+                        status.status, status.failure_classification or ""
+                    ).inc()
         if spec.notify and (wake := due.wake_at(status.notifications, now=now)) is not None:
             self._wake_at(namespace, name, wake)
+        expiry = ttl.expires_at(spec, status, default=self._default_ttl)
+        if expiry is not None and expiry <= now:
+            # Its Phases, pods, ConfigMaps and Secrets follow through their owner references.
+            await self._kube.delete(paths.execution(namespace, name), uid=body["metadata"]["uid"])
+            logger.info("deleted %s/%s: its ttlSecondsAfterFinished has passed", namespace, name)
+        elif expiry is not None:
+            self._wake_at(namespace, name, expiry)
 
     def _resumption(self, namespace: str, spec: ExecutionSpec) -> resume.Resumption | SystemFailure:
         """R48: what this execution inherits from its parent, read by name in its namespace

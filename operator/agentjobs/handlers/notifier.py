@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from agentjobs.adapters import paths, webhook_sender
+from agentjobs.adapters import metrics, paths, webhook_sender
 from agentjobs.adapters.kube import ApiError, Kube
 from agentjobs.handlers.config import OperatorConfig
 from agentjobs.logic.execution_plan import ChildPhase
@@ -130,7 +130,10 @@ class Notifier:
         async def attempt(record: NotificationRecord) -> NotificationRecord:
             async with limit:
                 answer = await self._attempt(record, spec, status, ends, execution, now)
-            return delivery.after_attempt(record, answer, now=now, first_delay=self.first_backoff)
+            after = delivery.after_attempt(record, answer, now=now, first_delay=self.first_backoff)
+            outcome = {"Delivered": "delivered", "Failed": "failed"}.get(after.state, "retry")
+            metrics.webhook_deliveries.labels(outcome).inc()
+            return after
 
         for updated in await asyncio.gather(*map(attempt, due.ready(records, now=now))):
             records = due.replaced(records, updated)

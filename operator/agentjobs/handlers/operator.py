@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from agentjobs.adapters import paths
+from agentjobs.adapters import metrics, paths
 from agentjobs.adapters.kube import Kube
 from agentjobs.handlers import notifier, pod_release
 from agentjobs.handlers.config import OperatorConfig
@@ -50,7 +50,9 @@ class Operator:
         self.config = config
         self.storage = storage
         self._notifier = notifier.from_config(self.kube, config)
-        self.executions = ExecutionReconciler(self.kube, storage, self._notifier, observed)
+        self.executions = ExecutionReconciler(
+            self.kube, storage, self._notifier, observed, default_ttl=config.default_ttl
+        )
         self._runners: dict[tuple[str, str], tuple[PhaseRunner, asyncio.Task[None]]] = {}
         # Reconciles and resyncs: they act for the leader, so they stop with its leadership.
         self._tasks: set[asyncio.Task[None]] = set()
@@ -124,6 +126,7 @@ class Operator:
         """Run until the phase is resolved, retrying with backoff after unexpected errors."""
         backoff = 1.0
         logger.info("phase %s/%s: runner started", runner.namespace, runner.name)
+        metrics.active_runners.inc()
         try:
             while True:
                 try:
@@ -134,6 +137,7 @@ class Operator:
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
         finally:
+            metrics.active_runners.dec()
             logger.info("phase %s/%s: runner stopped", runner.namespace, runner.name)
             current = self._runners.get((runner.namespace, runner.name))
             if current is not None and current[0] is runner:
@@ -208,7 +212,11 @@ class Operator:
         # A stopped reconciler keeps its cancelled retries on record: the next leader term
         # starts with a fresh one.
         self.executions = ExecutionReconciler(
-            self.kube, self.storage, self._notifier, self._observed
+            self.kube,
+            self.storage,
+            self._notifier,
+            self._observed,
+            default_ttl=self.config.default_ttl,
         )
         if tasks:
             logger.warning("stopped %d runners and reconciles: %s", len(tasks), reason)

@@ -55,6 +55,8 @@ class PhaseContext:
         self.cancel_requested = self.spec.cancel
         self.interrupt_requested = self.spec.interrupt  # R44
         self.deleted_by_operator = False
+        # When this process read the agent's log to its end (time.monotonic), for metrics.
+        self.agent_ended_at: float | None = None
         self._generation: int | None = body["metadata"].get("generation")
 
     @property

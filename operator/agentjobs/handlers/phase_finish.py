@@ -8,11 +8,13 @@ incomplete, never completing it on a partial record.
 from __future__ import annotations
 
 import logging
+import time
 from datetime import UTC, datetime
 
+from agentjobs.adapters import metrics
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
 from agentjobs.handlers.phase_log import Transcript
-from agentjobs.handlers.phase_pod import delete_secret
+from agentjobs.handlers.phase_pod import delete_finished_pods, delete_secret
 from agentjobs.handlers.phase_storage import StoredObject, stored_files, stored_work
 from agentjobs.logic import handoff, harvest, phase, phase_status, resolution
 from agentjobs.logic.artifact_rule import RecoveryContext
@@ -42,6 +44,8 @@ async def _collect(
     if manifest is None:
         return [], {}, False, []
     stored = stored_files(attempt.bucket, attempt.root, manifest)
+    if manifest.final:
+        metrics.harvest_bytes.inc(sum(e.size for e in manifest.entries if e.uploaded))
     return harvest.listing(manifest), stored, manifest.final, manifest.work
 
 
@@ -52,13 +56,28 @@ async def finish(
 
 
 async def write_final(ctx: PhaseContext, attempt: Attempt, status: PhaseResourceStatus) -> None:
-    """Write the phase's final status; its tokens are needed no more."""
+    """Write the phase's final status; its tokens are needed no more, nor (with storage,
+    which holds their logs) its pods, unless ``keepPods``."""
     if not await ctx.write_status(status):
         return
     classified = f" ({status.failure_classification})" if status.failure_classification else ""
     logger.info("ended %s%s after %d attempt(s)", status.status, classified, attempt.number)
-    if ctx.storage is not None:
-        await delete_secret(ctx, attempt.number)
+    _count_end(ctx, status)
+    if ctx.storage is None:
+        return  # the pods keep the only copy of their logs
+    await delete_secret(ctx, attempt.number)
+    if not ctx.spec.keep_pods:
+        await delete_finished_pods(ctx)
+
+
+def _count_end(ctx: PhaseContext, status: PhaseResourceStatus) -> None:
+    ended = str(status.status)
+    metrics.phases_finished.labels(ended, status.failure_classification or "").inc()
+    if status.started_at is not None and status.finished_at is not None:
+        spent = (status.finished_at - status.started_at).total_seconds()
+        metrics.phase_duration.labels(ended).observe(spent)
+    if ctx.agent_ended_at is not None:  # this process saw the agent's log end
+        metrics.agent_end_to_finished.observe(time.monotonic() - ctx.agent_ended_at)
 
 
 async def conclude(

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from agentjobs.adapters import paths
+from agentjobs.adapters import metrics, paths
 from agentjobs.handlers import events, phase_finish, phase_log, phase_pod, pod_wait
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
 from agentjobs.logic import naming, outcome, pods, resolution
@@ -118,6 +118,7 @@ async def grade(ctx: PhaseContext, attempt: Attempt) -> revision.Revision | None
         now=now,
     )
     finished = _evaluation(recorded.evaluations, iteration)
+    metrics.evaluations.labels(evaluated.result).inc()
     handed_on = ctx.status.handoff
     next_revision: revision.Revision | None = None
     if ctx.cancel_requested:

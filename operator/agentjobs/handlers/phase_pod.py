@@ -281,6 +281,17 @@ async def delete_pod(ctx: PhaseContext, pod: JsonObject, *, grace_seconds: int) 
             backoff = min(backoff * 2, 60.0)
 
 
+async def delete_finished_pods(ctx: PhaseContext) -> None:
+    """Remove an ended phase's pods (every attempt's and grader's, by the Phase's UID): their
+    logs are stored and their run recorded, so they only hold the node's resources."""
+    ctx.deleted_by_operator = True
+    selector = f"{naming.LABEL_PHASE}={ctx.name}"
+    for pod in await ctx.kube.list(paths.pod(ctx.namespace), label_selector=selector):
+        if ownership.owned_by(pod, ctx.uid):
+            meta = pod["metadata"]
+            await ctx.kube.delete(paths.pod(ctx.namespace, meta["name"]), uid=meta["uid"])
+
+
 async def delete_secret(ctx: PhaseContext, attempts: int) -> None:
     """The tokens of every attempt (and of its grader) are needed no more once the phase
     has ended."""

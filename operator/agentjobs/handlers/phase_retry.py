@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from agentjobs.adapters import metrics
 from agentjobs.handlers import events
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
 from agentjobs.logic import object_layout, retry
@@ -46,6 +47,7 @@ async def after_attempt(
         interrupt_requested=ctx.interrupt_requested or ctx.cancel_requested,
     )
     now = datetime.now(UTC)
+    metrics.reports.labels(concluded.report.state if concluded.report else "not_reported").inc()
     record = retry.attempt_record(
         concluded,
         number=attempt.number,
@@ -66,6 +68,7 @@ async def after_attempt(
     )
     if not await ctx.write_status(status):
         return None
+    metrics.attempts_retried.inc()
     events.post(
         ctx.body,
         reason=RETRYING_EVENT,

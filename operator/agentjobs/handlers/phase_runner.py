@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from datetime import UTC, datetime
 
-from agentjobs.adapters import log_records, paths
+from agentjobs.adapters import log_records, metrics, paths
 from agentjobs.adapters.kube import Kube
 from agentjobs.handlers import (
     phase_finish,
@@ -165,7 +166,10 @@ class PhaseRunner:
     ) -> PhaseResourceStatus | None:
         """Let the harvester finish, store the transcript, checkpoint the run's facts (with
         what the pod's final status adds), then collect and conclude."""
+        ctx.agent_ended_at = time.monotonic() if transcript is not None else None
         pod = await pod_wait.settle(ctx, attempt.pod_name)
+        if ctx.agent_ended_at is not None:
+            metrics.harvest_lag.observe(time.monotonic() - ctx.agent_ended_at)
         if pod is not None and transcript is not None:
             run = pod_wait.with_final_status(ctx, run, pod)
         if transcript is not None:

@@ -17,6 +17,7 @@ from typing import IO, TypeVar
 
 from pydantic import ValidationError
 
+from agentjobs.adapters import metrics
 from agentjobs.adapters.object_store import ObjectStore, StorageError
 from agentjobs.handlers.credential_service import CredentialService
 from agentjobs.logic import harvest, object_layout, unpushed_work
@@ -86,6 +87,7 @@ class PhaseStorage:
             try:
                 return await asyncio.to_thread(operation)
             except StorageError as error:
+                metrics.storage_errors.inc()
                 logger.warning("storage: %s; retrying in %.1f s", error, backoff)
                 await on_error(f"storage unavailable: {error}")
             await asyncio.sleep(backoff)
@@ -162,7 +164,11 @@ class PhaseStorage:
             )
             return 0
         root = object_layout.execution_root(prefix=prefix, namespace=namespace, execution=execution)
-        return await asyncio.to_thread(self.store.remove_prefix, bucket, root)
+        try:
+            return await asyncio.to_thread(self.store.remove_prefix, bucket, root)
+        except StorageError:
+            metrics.storage_errors.inc()
+            raise
 
 
 def stored_files(bucket: str, root: str, manifest: ArtifactManifest) -> dict[str, StoredObject]:

@@ -103,6 +103,8 @@ class PhaseSettings(KubernetesModel):
     runtime_class_name: placement.ClassName | None = None
     workspace: placement.Workspace | None = None
     retry: RetryPolicy | None = None  # R45
+    # With storage, an ended phase's pods are deleted (their logs are stored) unless this is set.
+    keep_pods: bool | None = None
 
 
 class PhaseTemplate(PhaseSettings):
@@ -205,6 +207,8 @@ class ExecutionSpec(KubernetesModel):
     artifacts: ArtifactStorage | None = None
     artifact_retention: Literal["Retain", "Delete"] = "Retain"
     notify: list[NotifyTarget] = Field(default=[], max_length=MAX_TARGETS)  # R49
+    # Deleted, with everything it owns, this long after it finished (as a Job's).
+    ttl_seconds_after_finished: int | None = Field(default=None, ge=0, le=366 * 24 * 3600)
     resume_from: ResumeFrom | None = None  # R48
 
 

@@ -1,0 +1,123 @@
+"""The operator's Prometheus metrics, served on ``agentjobs run --metrics-port``.
+
+One registry of the operator's own (the process collectors too), named as
+Prometheus asks: the ``agentjobs_`` prefix, base units, ``_total`` for
+counters, ``_seconds`` and ``_bytes``. Labels carry only bounded values (a
+status, a classification, a report state, an HTTP status code), never a
+name, so a thousand Executions make no thousand series. Recording is cheap
+and never fails a run: the functions here are called from the handlers at
+the moment each fact becomes known.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    start_http_server,
+)
+from prometheus_client.gc_collector import GCCollector
+from prometheus_client.platform_collector import PlatformCollector
+from prometheus_client.process_collector import ProcessCollector
+
+REGISTRY = CollectorRegistry()
+ProcessCollector(registry=REGISTRY)
+PlatformCollector(registry=REGISTRY)
+GCCollector(registry=REGISTRY)
+
+# From a second to a day: agents run for minutes to hours.
+DURATION_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 43200, 86400)
+# From the agent's exit to the phase's verdict: the harvester's last sync and the checkpoint.
+FINISHING_BUCKETS = (0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600)
+
+executions_finished = Counter(
+    "agentjobs_executions_finished_total",
+    "Executions that ended, by status and failure classification ('' for none).",
+    ["status", "failure_classification"],
+    registry=REGISTRY,
+)
+phases_finished = Counter(
+    "agentjobs_phases_finished_total",
+    "Phases that ended, by status and failure classification ('' for none).",
+    ["status", "failure_classification"],
+    registry=REGISTRY,
+)
+reports = Counter(
+    "agentjobs_reports_total",
+    "Ended agent attempts by the state of their TASK_RESULT report.",
+    ["state"],
+    registry=REGISTRY,
+)
+attempts_retried = Counter(
+    "agentjobs_attempts_retried_total",
+    "Agent attempts followed by another under the phase's retry policy (R45).",
+    registry=REGISTRY,
+)
+evaluations = Counter(
+    "agentjobs_outcome_evaluations_total",
+    "Outcome evaluations that ended, by result (R40).",
+    ["result"],
+    registry=REGISTRY,
+)
+phase_duration = Histogram(
+    "agentjobs_phase_duration_seconds",
+    "From a phase's start to its end, by status.",
+    ["status"],
+    buckets=DURATION_BUCKETS,
+    registry=REGISTRY,
+)
+agent_end_to_finished = Histogram(
+    "agentjobs_agent_end_to_finished_seconds",
+    "From the agent container's exit to the phase's final status.",
+    buckets=FINISHING_BUCKETS,
+    registry=REGISTRY,
+)
+active_runners = Gauge(
+    "agentjobs_active_runners", "Phase runners running in this replica.", registry=REGISTRY
+)
+log_streams = Gauge(
+    "agentjobs_log_streams", "Container logs being followed live.", registry=REGISTRY
+)
+log_bytes_read = Counter(
+    "agentjobs_log_bytes_read_total", "Bytes read from container logs.", registry=REGISTRY
+)
+harvest_bytes = Counter(
+    "agentjobs_harvest_bytes_total",
+    "Bytes of phase output the harvesters stored, as their final manifests list them.",
+    registry=REGISTRY,
+)
+harvest_lag = Histogram(
+    "agentjobs_harvest_lag_seconds",
+    "From the agent's exit until its pod had stopped: the harvester's last sync.",
+    buckets=FINISHING_BUCKETS,
+    registry=REGISTRY,
+)
+storage_errors = Counter(
+    "agentjobs_storage_errors_total",
+    "Failed requests to the object store (each retried).",
+    registry=REGISTRY,
+)
+webhook_deliveries = Counter(
+    "agentjobs_webhook_deliveries_total",
+    "Completion webhook attempts by outcome: delivered, retry (will be tried again), failed.",
+    ["outcome"],
+    registry=REGISTRY,
+)
+api_errors = Counter(
+    "agentjobs_api_errors_total",
+    "Kubernetes API requests answered with an error, by HTTP status code.",
+    ["code"],
+    registry=REGISTRY,
+)
+reconcile_errors = Counter(
+    "agentjobs_reconcile_errors_total",
+    "Execution reconciles that raised and will be tried again.",
+    registry=REGISTRY,
+)
+
+
+def serve(port: int, address: str = "0.0.0.0") -> None:
+    """Serve ``/metrics`` on ``port`` from a thread of its own."""
+    start_http_server(port, addr=address, registry=REGISTRY)
