@@ -45,6 +45,9 @@ TRANSCRIPT_IN_MEMORY = 64 * 1024
 # A follow stream silent this long is reconnected (the resume check makes that safe), so a
 # half-open connection cannot hold a runner for ever.
 LOG_IDLE_SECONDS = 120.0
+# A stream that ended while the pod still showed its agent running is followed again when
+# the pod's next event comes (its termination, mostly), or after this long.
+RECONNECT_SECONDS = 2.0
 STREAM_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, ApiError)
 FINAL_READ_TRIES = 5
 # How long an interrupted pod is given to stop its agent when its deletion has no deadline.
@@ -185,7 +188,7 @@ class LogReading(Generic[VerdictT]):
                 return await self._finish(pod, state)
             if self._interrupted is not None and (errored or self._past_grace()):
                 return self._result(pod, state, whole=False)  # its node is gone, or it hangs
-            await self._ctx.wait(0.2)
+            await self._ctx.wait(RECONNECT_SECONDS)
 
     async def _pass(self, *, follow: bool) -> bool:
         """One stream; False when it broke off with an error."""
