@@ -116,7 +116,13 @@ def test_every_metric_moves_in_a_full_run(
     _, port = metered
     allowed, _ = receivers
     allowed.answers["/flaky"] = [500, 204]
-    wait_for(lambda: scrape(port) is not None, timeout=30, what="the metrics endpoint")
+    def serving() -> bool:
+        try:
+            return bool(scrape(port))
+        except OSError:  # not listening yet
+            return False
+
+    wait_for(serving, timeout=30, what="the metrics endpoint")
     peaks: dict[str, float] = {}
     sampling = True
 
