@@ -95,7 +95,7 @@ def test_an_execution_applied_again_under_its_name_runs_its_own_phase(
         what="the first incarnation to run",
     )
     kubectl.run("delete", "execution", "again", "-n", namespace, "--wait=false")
-    kubectl.apply(execution("again", REPORT % "second"), namespace)
+    kubectl.apply(execution("again", REPORT % "second", keepPods=True), namespace)
     status = wait_finished(kubectl, namespace, "again", timeout=90)
     uid = kubectl.json("get", "-n", namespace, "execution", "again")["metadata"]["uid"]
     phase = kubectl.json("get", "-n", namespace, "phase", "again-0-step0")
