@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import hashlib
-import sys
 from pathlib import Path
 
-from agentjobs.adapters.object_store import ObjectStore, StorageError, StorageSettings
+from agentjobs.adapters.object_store import ObjectStore, StorageSettings
 from agentjobs.cli import execution_phases
 from agentjobs.logic import handoff
 from agentjobs.models.resources import PhaseResourceStatus
@@ -91,20 +89,10 @@ def _download(phases: list[PhaseArtifacts], directory: Path) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    named = execution_phases.parse_execution(args.execution)
-    if named is None:
-        return 2
-    from agentjobs.adapters.kube import ApiError
-
-    try:
-        phases = asyncio.run(execution_phases.execution_phases(*named))
-        if args.phase is not None:
-            phases = [p for p in phases if p[0].name == args.phase]
+    def act(phases: list[PhaseArtifacts]) -> None:
         if args.download is None:
             _print(phases)
         else:
             _download(phases, args.download)
-    except (LookupError, ApiError, StorageError, ValueError, OSError) as error:
-        print(f"agentjobs: error: {error}", file=sys.stderr)
-        return 1
-    return 0
+
+    return execution_phases.run_on_phases(args.execution, args.phase, act)

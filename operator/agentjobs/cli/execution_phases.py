@@ -3,12 +3,38 @@ what a run left (`agentjobs artifacts`, `agentjobs logs`)."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
+from collections.abc import Callable
 
+from agentjobs.adapters.object_store import StorageError
 from agentjobs.logic import naming
 from agentjobs.models.resources import PhaseResourceStatus, PhaseSpec
 
 PhaseRecord = tuple[PhaseSpec, PhaseResourceStatus]
+
+
+def run_on_phases(
+    execution: str, phase: str | None, act: Callable[[list[PhaseRecord]], object]
+) -> int:
+    """Read ``NAMESPACE/EXECUTION``'s Phases (only ``phase``, when given) and ``act`` on them;
+    the exit code, with any error on one line of stderr."""
+    named = parse_execution(execution)
+    if named is None:
+        return 2
+    from agentjobs.adapters.kube import ApiError
+
+    try:
+        phases = asyncio.run(execution_phases(*named))
+        if phase is not None:
+            phases = [p for p in phases if p[0].name == phase]
+            if not phases:
+                raise LookupError(f"execution {execution} has no phase {phase!r}")
+        act(phases)
+    except (LookupError, ApiError, StorageError, ValueError, OSError) as error:
+        print(f"agentjobs: error: {error}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def parse_execution(argument: str) -> tuple[str, str] | None:

@@ -9,13 +9,12 @@ is the log the verdict was read from, or nothing and an error.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-from agentjobs.adapters.object_store import ObjectStore, StorageError, StorageSettings
+from agentjobs.adapters.object_store import ObjectStore, StorageSettings
 from agentjobs.cli import execution_phases
 from agentjobs.models.retry import TranscriptRef
 from agentjobs.models.storage import ObjectLocation
@@ -69,19 +68,7 @@ def _print(store: ObjectStore, transcripts: list[tuple[str, int, TranscriptRef]]
 
 
 def run(args: argparse.Namespace) -> int:
-    named = execution_phases.parse_execution(args.execution)
-    if named is None:
-        return 2
-    from agentjobs.adapters.kube import ApiError
-
-    try:
-        phases = asyncio.run(execution_phases.execution_phases(*named))
-        if args.phase is not None:
-            phases = [p for p in phases if p[0].name == args.phase]
-            if not phases:
-                raise LookupError(f"execution {args.execution} has no phase {args.phase!r}")
+    def act(phases: list[execution_phases.PhaseRecord]) -> None:
         _print(ObjectStore(StorageSettings.from_environment()), _chosen(phases, args.attempt))
-    except (LookupError, ApiError, StorageError, ValueError, OSError) as error:
-        print(f"agentjobs: error: {error}", file=sys.stderr)
-        return 1
-    return 0
+
+    return execution_phases.run_on_phases(args.execution, args.phase, act)

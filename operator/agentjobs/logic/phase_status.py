@@ -106,6 +106,37 @@ def running(
     )
 
 
+def next_attempt(
+    previous: PhaseResourceStatus,
+    *,
+    attempt: int,
+    message: str,
+    generation: int | None,
+    now: datetime,
+    **changes: object,
+) -> PhaseResourceStatus:
+    """The phase still running, attempt ``attempt`` next: the last attempt's pod, run record
+    and log progress cleared, so a restarted operator starts the next one (a revision, R42, or
+    a retry, R45) and never judges the last one twice; ``changes`` are the caller's own."""
+    return previous.model_copy(
+        update={
+            **changes,
+            "attempt": attempt,
+            "pod_name": None,
+            "run": None,
+            "log": None,
+            "observed_generation": generation,
+            "conditions": conditions.conditions_for(
+                PhaseStatus.RUNNING.value,
+                message=message,
+                previous=previous.conditions,
+                generation=generation,
+                now=now,
+            ),
+        }
+    )
+
+
 def artifact_statuses(
     artifacts: Sequence[Artifact], stored: Mapping[str, tuple[str, str]]
 ) -> list[ArtifactStatus]:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from agentjobs.logic import conditions, usage
+from agentjobs.logic import phase_status, usage
 from agentjobs.models.contract import (
     FailureClassification,
     PhaseStatus,
@@ -173,24 +173,14 @@ def retrying(
 ) -> PhaseResourceStatus:
     """The phase after a retried attempt: as it stood before the attempt (nothing of the
     attempt links to the execution, R47), its usage added, the next attempt due."""
-    message = f"attempt {record.number} ended {record.reason}"
-    return before.model_copy(
-        update={
-            "attempts": with_attempt(before.attempts, record),
-            "usage": usage.add(before.usage, concluded.usage),
-            "attempt": record.number + 1,
-            "pod_name": None,
-            "run": None,
-            "log": None,
-            "observed_generation": generation,
-            "conditions": conditions.conditions_for(
-                PhaseStatus.RUNNING.value,
-                message=message,
-                previous=before.conditions,
-                generation=generation,
-                now=now,
-            ),
-        }
+    return phase_status.next_attempt(
+        before,
+        attempt=record.number + 1,
+        message=f"attempt {record.number} ended {record.reason}",
+        generation=generation,
+        now=now,
+        attempts=with_attempt(before.attempts, record),
+        usage=usage.add(before.usage, concluded.usage),
     )
 
 

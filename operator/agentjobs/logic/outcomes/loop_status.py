@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from agentjobs.logic import conditions, usage
+from agentjobs.logic import conditions, phase_status, usage
 from agentjobs.logic.artifact_rule import artifact_title
 from agentjobs.logic.outcomes.phase_end import LoopEnd
 from agentjobs.models.contract import KeptAs, PhaseStatus, Usage
@@ -74,23 +74,14 @@ def revising(
     now: datetime,
 ) -> PhaseResourceStatus:
     """The evaluation ended ``needs_revision``: attempt ``next_attempt`` is next (R42)."""
-    return status.model_copy(
-        update={
-            "outcome": recorded,
-            "usage": usage.add(status.usage, spent),
-            "attempt": next_attempt,
-            "pod_name": None,
-            "run": None,
-            "log": None,
-            "observed_generation": generation,
-            "conditions": conditions.conditions_for(
-                PhaseStatus.RUNNING.value,
-                message=message,
-                previous=status.conditions,
-                generation=generation,
-                now=now,
-            ),
-        }
+    return phase_status.next_attempt(
+        status,
+        attempt=next_attempt,
+        message=message,
+        generation=generation,
+        now=now,
+        outcome=recorded,
+        usage=usage.add(status.usage, spent),
     )
 
 
