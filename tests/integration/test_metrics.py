@@ -116,6 +116,7 @@ def test_every_metric_moves_in_a_full_run(
     _, port = metered
     allowed, _ = receivers
     allowed.answers["/flaky"] = [500, 204]
+
     def serving() -> bool:
         try:
             return bool(scrape(port))
