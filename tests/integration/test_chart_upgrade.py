@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from devcluster.testing import DevCluster, Kubectl
-from tests.integration.operator_fixtures import MANIFESTS, REPO
+from tests.integration.operator_fixtures import REPO
 
 LAST_RELEASE = "cb67a2015c49292392b376a87e221745a4fbd32c"
 GROUP = "upgrade.agentjobs.io"
@@ -57,6 +57,14 @@ def chart_at(commit: str, destination: Path) -> Path:
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(destination, filter="data")
     return destination / "charts" / "agentjobs"
+
+
+def released(commit: str, path: str) -> str:
+    """A file as it was at `commit`, from git."""
+    shown = subprocess.run(
+        ["git", "show", f"{commit}:{path}"], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    return shown.stdout
 
 
 def move_to_test_group(crd_files: list[Path]) -> None:
@@ -105,7 +113,10 @@ def test_helm_upgrade_from_the_last_release_keeps_executions_and_their_status(
         assert installed.returncode == 0, installed.stderr
         for crd in CRDS:
             kubectl.run("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=30s")
-        manifest = (MANIFESTS / "success.yaml").read_text().replace("agentjobs.io/", f"{GROUP}/")
+        # An Execution as users of the last release wrote it: only the fields it knew.
+        manifest = released(LAST_RELEASE, "tests/integration/manifests/success.yaml").replace(
+            "agentjobs.io/", f"{GROUP}/"
+        )
         kubectl.run("apply", "-n", namespace, "-f", "-", input=manifest)
         patch_status(kubectl, namespace, {**STATUS, "resumedFrom": RESUMED_FROM})
         assert execution_status(kubectl, namespace) == STATUS  # resumedFrom pruned

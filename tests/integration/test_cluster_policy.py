@@ -125,7 +125,12 @@ def test_the_example_completes_under_restricted_pod_security_and_a_quota_requiri
     kubectl: Kubectl, namespace: str, policed_operator: OperatorProcess
 ) -> None:
     _restricted_with_a_limits_quota(kubectl, namespace)
-    kubectl.run("apply", "-n", namespace, "-f", str(EXAMPLE))
+    kept = []  # the example as users apply it, its pods kept so that the test can read them
+    for document in yaml.safe_load_all(EXAMPLE.read_text()):
+        if document and document["kind"] == "Execution":
+            document["spec"].setdefault("defaults", {})["keepPods"] = True
+        kept.append(document)
+    kubectl.run("apply", "-n", namespace, "-f", "-", input=yaml.safe_dump_all(kept))
     status = wait_finished(kubectl, namespace, "fix-flaky-test", timeout=240)
     assert status["status"] == "completed", status["taskOutcome"]
     assert [p["status"] for p in status["phases"]] == ["completed"] * 3
@@ -280,7 +285,7 @@ def test_an_agent_running_as_uid_12345_writes_its_output_and_home(
         "kind": "Execution",
         "metadata": {"name": "uid"},
         "spec": {
-            "defaults": {"image": UID_IMAGE},
+            "defaults": {"image": UID_IMAGE, "keepPods": True},  # their logs are read after
             "phases": [
                 {"name": "first", "prompt": "Write.", "outputs": ["first.md"]},
                 {"name": "second", "prompt": "Write again.", "outputs": ["second.md"]},
@@ -317,6 +322,7 @@ def test_a_workspace_over_its_size_limit_gets_the_pod_evicted(
                     "command": ["sh", "-c"],
                     "args": ["head -c 3145728 /dev/urandom > /workspace/blob; sleep 120"],
                     "workspace": {"sizeLimit": "1Mi"},
+                    "keepPods": True,  # the evicted pod is read after the end
                 }
             ]
         },
