@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -129,6 +130,23 @@ def wait_finished(kubectl: Kubectl, namespace: str, execution: str, timeout: int
         timeout=timeout + 10,
     )
     return kubectl.json("get", "-n", namespace, "execution", execution)["status"]
+
+
+def start_long_phase(kubectl: Kubectl, namespace: str) -> None:
+    """cancel.yaml's Execution applied and its one long phase running."""
+    apply_manifest(kubectl, namespace, "cancel.yaml")
+    wait_for(
+        lambda: phase_status(kubectl, namespace, "cancel-0-long").get("status") == "running",
+        what="the first phase to run",
+    )
+
+
+def stop_execution(kubectl: Kubectl, namespace: str, name: str, field: str) -> None:
+    """Set ``spec.<field>`` (cancel or interrupt) on an Execution."""
+    kubectl.run(
+        "patch", "-n", namespace, "execution", name, "--type=merge",
+        "-p", json.dumps({"spec": {field: True}}),
+    )  # fmt: skip
 
 
 def phase_status(kubectl: Kubectl, namespace: str, phase: str) -> Any:

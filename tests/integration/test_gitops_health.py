@@ -22,6 +22,8 @@ from tests.integration.operator_fixtures import (
     OperatorProcess,
     apply_manifest,
     phase_status,
+    start_long_phase,
+    stop_execution,
     wait_finished,
     wait_for,
 )
@@ -86,18 +88,11 @@ def test_a_phase_whose_pod_waits_is_progressing_then_degraded_when_it_fails(
 def test_a_running_execution_is_progressing_and_suspended_once_cancelled(
     kubectl: Kubectl, namespace: str, operator: OperatorProcess
 ) -> None:
-    apply_manifest(kubectl, namespace, "cancel.yaml")
-    wait_for(
-        lambda: phase_status(kubectl, namespace, "cancel-0-long").get("status") == "running",
-        what="the first phase to run",
-    )
+    start_long_phase(kubectl, namespace)
     running = objects(kubectl, namespace, "cancel", "cancel-0-long")
     assert [obj["status"]["status"] for obj in running] == ["running", "running"]
     assert judged(running) == [("Progressing", "InProgress")] * 2
-    kubectl.run(
-        "patch", "-n", namespace, "execution", "cancel", "--type=merge",
-        "-p", '{"spec": {"cancel": true}}',
-    )  # fmt: skip
+    stop_execution(kubectl, namespace, "cancel", "cancel")
     assert wait_finished(kubectl, namespace, "cancel")["status"] == "cancelled"
     cancelled = objects(kubectl, namespace, "cancel", "cancel-0-long")
     assert cancelled[0]["metadata"]["generation"] == cancelled[0]["status"]["observedGeneration"]
@@ -117,15 +112,8 @@ def test_a_completed_execution_is_healthy_and_current(
 def test_an_interrupted_execution_is_degraded_and_failed(
     kubectl: Kubectl, namespace: str, operator: OperatorProcess
 ) -> None:
-    apply_manifest(kubectl, namespace, "cancel.yaml")
-    wait_for(
-        lambda: phase_status(kubectl, namespace, "cancel-0-long").get("status") == "running",
-        what="the first phase to run",
-    )
-    kubectl.run(
-        "patch", "-n", namespace, "execution", "cancel", "--type=merge",
-        "-p", '{"spec": {"interrupt": true}}',
-    )  # fmt: skip
+    start_long_phase(kubectl, namespace)
+    stop_execution(kubectl, namespace, "cancel", "interrupt")
     assert wait_finished(kubectl, namespace, "cancel")["status"] == "interrupted"
     interrupted = objects(kubectl, namespace, "cancel", "cancel-0-long")
     assert judged(interrupted) == [("Degraded", "Failed")] * 2

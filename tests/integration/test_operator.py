@@ -23,6 +23,8 @@ from tests.integration.operator_fixtures import (
     OperatorProcess,
     apply_manifest,
     phase_status,
+    start_long_phase,
+    stop_execution,
     wait_finished,
     wait_for,
 )
@@ -169,21 +171,8 @@ def test_an_unknown_image_blocks_the_phase(
 def test_cancel_stops_the_running_pod_and_ends_the_execution_cancelled(
     kubectl: Kubectl, namespace: str, operator: OperatorProcess
 ) -> None:
-    apply_manifest(kubectl, namespace, "cancel.yaml")
-    wait_for(
-        lambda: phase_status(kubectl, namespace, "cancel-0-long").get("status") == "running",
-        what="the first phase to run",
-    )
-    kubectl.run(
-        "patch",
-        "-n",
-        namespace,
-        "execution",
-        "cancel",
-        "--type=merge",
-        "-p",
-        '{"spec": {"cancel": true}}',
-    )
+    start_long_phase(kubectl, namespace)
+    stop_execution(kubectl, namespace, "cancel", "cancel")
     status = wait_finished(kubectl, namespace, "cancel")
     assert status["status"] == "cancelled"
     assert "failureClassification" not in status
