@@ -397,9 +397,10 @@ async def main(count: int, run_seconds: float, log: Path) -> None:
     print(summary_line(phases, usage, jobs))
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--phases", type=int, default=130, help="N (default: %(default)s)")
+def arguments_parser(description: str, *, phases: int, log_name: str) -> argparse.ArgumentParser:
+    """The flags both scale benchmarks take: N, the agents' run time, the operators' log."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--phases", type=int, default=phases, help="N (default: %(default)s)")
     parser.add_argument(
         "--run-seconds",
         type=float,
@@ -411,8 +412,13 @@ if __name__ == "__main__":
     parser.add_argument(
         "--operator-log",
         type=Path,
-        default=default_layout().logs / "scale-operator.log",
-        help="where the operator's output goes (default: %(default)s)",
+        default=default_layout().logs / log_name,
+        help="where the operators' output goes (default: %(default)s)",
     )
+    return parser
+
+
+if __name__ == "__main__":
+    parser = arguments_parser(__doc__.splitlines()[0], phases=130, log_name="scale-operator.log")
     arguments = parser.parse_args()
     asyncio.run(main(arguments.phases, arguments.run_seconds, arguments.operator_log))

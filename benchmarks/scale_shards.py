@@ -14,12 +14,10 @@ second attempt). Last line::
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 from pathlib import Path
 
-from benchmarks.scale import Run, connect, describe, measure_phases
-from devcluster.layout import default_layout
+from benchmarks.scale import Run, arguments_parser, connect, describe, measure_phases
 
 
 def shards_line(runs: dict[int, Run]) -> str:
@@ -53,22 +51,11 @@ async def main_shards(count: int, run_seconds: float, log: Path, replicas: list[
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--phases", type=int, default=1000, help="N (default: %(default)s)")
+    parser = arguments_parser(
+        __doc__.splitlines()[0], phases=1000, log_name="scale-shards-operators.log"
+    )
     parser.add_argument(
         "--replicas", default="1,2,4", help="replica counts to run (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--run-seconds",
-        type=float,
-        default=45.0,
-        help="how long each simulated agent runs (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--operator-log",
-        type=Path,
-        default=default_layout().logs / "scale-shards-operators.log",
-        help="where the replicas' output goes (default: %(default)s)",
     )
     arguments = parser.parse_args()
     replica_counts = [int(count) for count in arguments.replicas.split(",")]
