@@ -37,11 +37,12 @@ def run_on_phases(
     return 0
 
 
-def parse_execution(argument: str) -> tuple[str, str] | None:
-    """``NAMESPACE/EXECUTION`` split in two, or None (with the error printed) when malformed."""
+def parse_execution(argument: str, form: str = "NAMESPACE/EXECUTION") -> tuple[str, str] | None:
+    """``NAMESPACE/EXECUTION`` split in two, or None (with the error, naming the argument's
+    ``form``, printed) when malformed."""
     namespace, _, execution = argument.partition("/")
     if not namespace or not execution:
-        print("agentjobs: error: give the execution as NAMESPACE/EXECUTION", file=sys.stderr)
+        print(f"agentjobs: error: give the execution as {form}", file=sys.stderr)
         return None
     return namespace, execution
 

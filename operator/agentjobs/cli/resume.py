@@ -7,6 +7,7 @@ import asyncio
 import sys
 from typing import Any
 
+from agentjobs.cli import execution_phases
 from agentjobs.logic import resume
 from agentjobs.models.contract import SystemFailure
 from agentjobs.models.resources import API_VERSION, ExecutionSpec
@@ -73,10 +74,10 @@ def _manifest(name: str, spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    namespace, _, name = args.execution.partition("/")
-    if not namespace or not name:
-        print("agentjobs: error: give the execution as NAMESPACE/NAME", file=sys.stderr)
+    named = execution_phases.parse_execution(args.execution, "NAMESPACE/NAME")
+    if named is None:
         return 2
+    namespace, name = named
     from agentjobs.adapters.kube import ApiError
 
     try:
