@@ -11,7 +11,6 @@ import asyncio
 import base64
 
 import pytest
-from kubernetes_asyncio import client, config
 
 from agentjobs.adapters.kube import Kube
 from agentjobs.handlers.notifier import SecretUnavailable, kube_secret_reader
@@ -22,8 +21,7 @@ SECRET = "whsec_" + base64.b64encode(bytes(range(40, 72))).decode()
 
 
 async def read(kubeconfig: str, namespace: str, name: str, key: str) -> bytes:
-    await config.load_kube_config(config_file=kubeconfig)
-    kube = Kube(client.ApiClient())
+    kube = await Kube.connect(kubeconfig)
     try:
         return await kube_secret_reader(kube)(namespace, name, key)
     finally:
