@@ -9,6 +9,7 @@ operator. kopf runs standalone; replicas elect their leader by a Lease
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 import kopf
@@ -25,7 +26,28 @@ from agentjobs.logic.bucket_policy import BucketPolicy
 from agentjobs.models.resources import GROUP, VERSION
 
 
+class NoDiffBase(kopf.DiffBaseStorage):
+    """No diff base: only event and index handlers are registered, and they need no diff.
+
+    kopf's default deep-copies every event's body (managed fields and status included) to
+    diff it against an annotation that is never written; at a thousand phases that copying
+    was a tenth of the operator's CPU.
+    """
+
+    def build(
+        self, *, body: kopf.Body, extra_fields: Iterable[Any] | None = None
+    ) -> kopf.BodyEssence:
+        return kopf.BodyEssence()
+
+    def fetch(self, *, body: kopf.Body) -> kopf.BodyEssence | None:
+        return None
+
+    def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: kopf.BodyEssence) -> None:
+        return None
+
+
 def configure(settings: kopf.OperatorSettings) -> None:
+    settings.persistence.diffbase_storage = NoDiffBase()
     settings.scanning.disabled = True  # the resources are known: no need to watch CRDs
     settings.posting.level = logging.WARNING  # events come from conditions, not from logs
     settings.watching.server_timeout = 300
@@ -34,18 +56,20 @@ def configure(settings: kopf.OperatorSettings) -> None:
     settings.watching.label_selectors["", "v1", "pods"] = naming.LABEL_PHASE
 
 
+# The indices are coroutines: kopf runs a plain function in its thread pool, a hand-off per
+# event that cost more than the indexing itself.
 @kopf.index(GROUP, VERSION, "executions")
-def executions_by_name(body: kopf.Body, **_: Any) -> dict[observed.ExecutionKey, JsonObject]:
+async def executions_by_name(body: kopf.Body, **_: Any) -> dict[observed.ExecutionKey, JsonObject]:
     return observed.execution_entry(body)
 
 
 @kopf.index(GROUP, VERSION, "phases")
-def phases_by_owner(body: kopf.Body, **_: Any) -> dict[str, JsonObject]:
+async def phases_by_owner(body: kopf.Body, **_: Any) -> dict[str, JsonObject]:
     return observed.phase_entry(body)
 
 
 @kopf.index("", "v1", "pods", labels={naming.LABEL_PHASE: kopf.PRESENT})
-def pods_by_name(body: kopf.Body, **_: Any) -> dict[observed.ExecutionKey, JsonObject]:
+async def pods_by_name(body: kopf.Body, **_: Any) -> dict[observed.ExecutionKey, JsonObject]:
     return observed.pod_entry(body)
 
 
