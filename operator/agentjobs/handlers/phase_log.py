@@ -177,8 +177,9 @@ class LogReading(Generic[VerdictT]):
         self._give_up_at: float | None = None
 
     async def read(self) -> LogResult[VerdictT]:
+        errored = not await self._pass(follow=True)
+        waited = False
         while True:
-            errored = not await self._pass(follow=True)
             pod = await self._ctx.current_pod(self._pod_name)
             if pod is None:
                 return self._vanished()
@@ -188,7 +189,13 @@ class LogReading(Generic[VerdictT]):
                 return await self._finish(pod, state)
             if self._interrupted is not None and (errored or self._past_grace()):
                 return self._result(pod, state, whole=False)  # its node is gone, or it hangs
-            await self._ctx.wait(RECONNECT_SECONDS)
+            if waited:
+                errored = not await self._pass(follow=True)
+            else:
+                # A stream mostly ends just before the pod shows its agent terminated: the
+                # pod is looked at again first, so that only the last read follows.
+                await self._ctx.wait(RECONNECT_SECONDS)
+            waited = not waited
 
     async def _pass(self, *, follow: bool) -> bool:
         """One stream; False when it broke off with an error."""
