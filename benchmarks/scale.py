@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import os
 import subprocess
+import sys
 import time
 import urllib.request
 import uuid
@@ -44,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 from kubernetes_asyncio import client, config, watch
 
 from benchmarks.operator_process import (
@@ -59,6 +61,7 @@ from devcluster.probes import admin_tls
 CRDS = Path(__file__).resolve().parent.parent / "crds"
 CREATE_CONCURRENCY = 50
 REQUEST_COUNTER = "apiserver_request_total{"
+NAMESPACE_DELETION_SECONDS = 300
 
 
 @dataclass
@@ -83,11 +86,11 @@ class Observed:
         counted = self.running & self.read_live if self.live_logs_only else self.running
         self.peak = max(self.peak, len(counted))
 
-    def pod(self, pod: Any) -> None:
-        name = pod.metadata.name
+    def pod(self, pod: dict[str, Any]) -> None:
+        name = pod["metadata"]["name"]
         self.pods.add(name)
-        statuses = pod.status.container_statuses or []
-        if any(s.state and s.state.running for s in statuses):
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        if any("running" in (s.get("state") or {}) for s in statuses):
             self.running.add(name)
         else:
             self.running.discard(name)
@@ -102,11 +105,12 @@ class Observed:
             self.read_live.add(pod_name)
             self._count()
 
-    def owner(self, name: str, conditions: list[Any] | None, wanted: str) -> None:
-        for condition in conditions or []:
-            kind = condition["type"] if isinstance(condition, dict) else condition.type
-            state = condition["status"] if isinstance(condition, dict) else condition.status
-            if kind == wanted and state == "True" and name not in self.finished:
+    def owner(self, owner: dict[str, Any], wanted: str) -> None:
+        name = owner["metadata"]["name"]
+        for condition in (owner.get("status") or {}).get("conditions") or []:
+            if condition["type"] == wanted and condition["status"] == "True":
+                if name in self.finished:
+                    return
                 self.finished.add(name)
                 self.last_finished_at = time.monotonic()
 
@@ -183,11 +187,21 @@ def job(name: str, run_seconds: float) -> dict[str, Any]:
     }
 
 
-async def _watch(handle: Callable[[Any], None], list_function: Any, *args: Any) -> None:
+async def _watch(handle: Callable[[dict[str, Any]], None], list_function: Any, *args: Any) -> None:
+    """Hand every object the watch shows to ``handle`` as its JSON (the generated models
+    cost the benchmark a tenth of a core, taken from what it measures), watching again
+    when the watch ends or fails:
+    on a new cluster the first watch of a CRD's objects can come before the API serves
+    them, and a watch that died there once left a run waiting for ever on its Executions."""
     while True:
-        async with watch.Watch().stream(list_function, *args, timeout_seconds=300) as stream:
-            async for event in stream:
-                handle(event["object"])
+        try:
+            objects = watch.Watch(return_type="object")
+            async with objects.stream(list_function, *args, timeout_seconds=300) as stream:
+                async for event in stream:
+                    handle(event["object"])
+        except (client.ApiException, aiohttp.ClientError, TimeoutError) as error:
+            print(f"watch again after: {error}".splitlines()[0], file=sys.stderr, flush=True)
+            await asyncio.sleep(1)
 
 
 async def _create_all(names: list[str], create: Callable[[str], Awaitable[Any]]) -> None:
@@ -226,8 +240,20 @@ class Cluster:
         return name
 
     async def close(self) -> None:
+        """Delete the namespaces and wait until they are gone: the deletion of a thousand
+        objects loads the API server, and would count in the next run's requests."""
         for name in self.namespaces:
             await self.core.delete_namespace(name)
+        deadline = time.monotonic() + NAMESPACE_DELETION_SECONDS
+        for name in self.namespaces:
+            while time.monotonic() < deadline:
+                try:
+                    await self.core.read_namespace(name)
+                except client.ApiException as error:
+                    if error.status == 404:
+                        break
+                    raise
+                await asyncio.sleep(1)
         await self.api.close()
 
 
@@ -289,9 +315,7 @@ async def measure_phases(
             ),
             asyncio.create_task(
                 _watch(
-                    lambda obj: observed.owner(
-                        obj["metadata"]["name"], obj.get("status", {}).get("conditions"), "Finished"
-                    ),
+                    lambda obj: observed.owner(obj, "Finished"),
                     custom,
                     "agentjobs.io",
                     "v1alpha1",
@@ -326,7 +350,7 @@ async def measure_jobs(kube: Cluster, count: int, run_seconds: float) -> Run:
         asyncio.create_task(_watch(observed.pod, kube.core.list_namespaced_pod, namespace)),
         asyncio.create_task(
             _watch(
-                lambda obj: observed.owner(obj.metadata.name, obj.status.conditions, "Complete"),
+                lambda obj: observed.owner(obj, "Complete"),
                 kube.batch.list_namespaced_job,
                 namespace,
             )

@@ -5,21 +5,25 @@ Cases:
 - a phase counts only while its pod's container runs AND its Phase holds a log checkpoint;
 - a phase whose log is first read after its agent exited (a stream that waited for a
   connection) never counts;
-- every pod seen is remembered, and a Phase's attempt, to tell a phase that ran twice.
+- every pod seen is remembered, and a Phase's attempt, to tell a phase that ran twice;
+- an owner is finished at its first event with the wanted condition True, and only then.
 """
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 from benchmarks.scale import Observed
 
 
-def _pod(name: str, *, running: bool) -> Any:
-    state = SimpleNamespace(running=SimpleNamespace() if running else None)
-    status = SimpleNamespace(container_statuses=[SimpleNamespace(state=state)])
-    return SimpleNamespace(metadata=SimpleNamespace(name=name), status=status)
+def _pod(name: str, *, running: bool) -> dict[str, Any]:
+    state = {"running": {}} if running else {"terminated": {"exitCode": 0}}
+    return {"metadata": {"name": name}, "status": {"containerStatuses": [{"state": state}]}}
+
+
+def _owner(name: str, **conditions: str) -> dict[str, Any]:
+    listed = [{"type": kind, "status": state} for kind, state in conditions.items()]
+    return {"metadata": {"name": name}, "status": {"conditions": listed}}
 
 
 def _phase(name: str, pod: str, *, log: bool, attempt: int = 1) -> dict[str, Any]:
@@ -70,3 +74,17 @@ def test_every_pod_and_each_phases_attempt_are_remembered() -> None:
 
     assert observed.pods == {"x1-a1", "x1-a2"}
     assert observed.attempts == {"x1": 2}
+
+
+def test_an_owner_is_finished_when_first_seen_with_its_condition_true() -> None:
+    observed = Observed(live_logs_only=True)
+    observed.owner(_owner("e1", Finished="False"), "Finished")
+    observed.owner({"metadata": {"name": "e2"}}, "Finished")
+    assert observed.finished == set()
+
+    observed.owner(_owner("e1", Running="True", Finished="True"), "Finished")
+    first = observed.last_finished_at
+    observed.owner(_owner("e1", Finished="True"), "Finished")
+
+    assert observed.finished == {"e1"}
+    assert observed.last_finished_at == first > 0
