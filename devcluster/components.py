@@ -173,6 +173,14 @@ def _apiserver(layout: Layout) -> list[str]:
     ]
 
 
+def _apiserver_environment(layout: Layout) -> Mapping[str, str]:
+    # A test cluster on two cores: at a thousand phases the API server held one core, a
+    # quarter of it in its garbage collector. Collecting at 5x the live heap rather than 2x
+    # trades memory (3.4 GB at its peak instead of 0.9) for that CPU, as etcd's skipped
+    # fsync trades durability.
+    return {"GOGC": "400"}
+
+
 def _apiserver_healthy(layout: Layout) -> bool:
     return http_status(f"{APISERVER_URL}/readyz", admin_tls(layout)) == 200
 
@@ -327,7 +335,13 @@ def _node_healthy(layout: Layout) -> bool:
 
 
 ETCD = Component("etcd", (ETCD_CLIENT_PORT, ETCD_PEER_PORT), _etcd, _etcd_healthy)
-APISERVER = Component("kube-apiserver", (APISERVER_PORT,), _apiserver, _apiserver_healthy)
+APISERVER = Component(
+    "kube-apiserver",
+    (APISERVER_PORT,),
+    _apiserver,
+    _apiserver_healthy,
+    environment=_apiserver_environment,
+)
 CONTROLLER_MANAGER = Component(
     "kube-controller-manager",
     (CONTROLLER_MANAGER_PORT,),

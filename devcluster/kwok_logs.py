@@ -29,32 +29,40 @@ CHUNK_BYTES = 64 * 1024
 
 
 class Terminations:
-    """Which containers of the simulated nodes' pods have terminated, as the watch last told."""
+    """Which containers of the simulated nodes' pods have terminated, as the watch last told.
+
+    A pod's event wakes only the follows of that pod: one condition for all of them woke a
+    thousand follows at every pod event of a thousand-phase run.
+    """
 
     def __init__(self) -> None:
         self._terminated: dict[PodKey, set[str]] = {}
-        self._changed = asyncio.Condition()
+        self._waiting: dict[PodKey, dict[str, asyncio.Event]] = {}
 
     async def record(self, event_type: str, pod: Obj) -> None:
         metadata = pod.get("metadata", {})
         key = (metadata.get("namespace", ""), metadata.get("name", ""))
-        async with self._changed:
-            if event_type == "DELETED":
-                self._terminated[key] = {"*"}  # gone: every container's log has ended
-            else:
-                statuses = pod.get("status", {}).get("containerStatuses") or []
-                self._terminated[key] = {
-                    s["name"] for s in statuses if "terminated" in (s.get("state") or {})
-                }
-            self._changed.notify_all()
+        if event_type == "DELETED":
+            self._terminated[key] = {"*"}  # gone: every container's log has ended
+        else:
+            statuses = pod.get("status", {}).get("containerStatuses") or []
+            self._terminated[key] = {
+                s["name"] for s in statuses if "terminated" in (s.get("state") or {})
+            }
+        waiting = self._waiting.get(key, {})
+        for container in [c for c in waiting if self.ended(key, c)]:
+            waiting.pop(container).set()
+        if not waiting:
+            self._waiting.pop(key, None)
 
     def ended(self, key: PodKey, container: str) -> bool:
         terminated = self._terminated.get(key, set())
         return container in terminated or "*" in terminated
 
     async def wait_ended(self, key: PodKey, container: str) -> None:
-        async with self._changed:
-            await self._changed.wait_for(lambda: self.ended(key, container))
+        if not self.ended(key, container):
+            waiting = self._waiting.setdefault(key, {})
+            await waiting.setdefault(container, asyncio.Event()).wait()
 
 
 async def watch_node(api: KubeApi, node: str, terminations: Terminations) -> None:
