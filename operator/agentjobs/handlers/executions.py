@@ -68,6 +68,9 @@ class ExecutionReconciler:
         # The answer of this reconciler's last write to each Execution, while the watch has
         # not yet shown that version (see logic/resource_versions).
         self._written: dict[tuple[str, str], JsonObject] = {}
+        # The resourceVersion of this reconciler's last write to each Execution, until its
+        # event comes back.
+        self._echoes: dict[tuple[str, str], str] = {}
         self._storage = storage
         self._notifier = notifier
         self._locks: defaultdict[tuple[str, str], asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -152,7 +155,18 @@ class ExecutionReconciler:
 
     def _wrote(self, body: JsonObject | None) -> None:
         if body is not None:
-            self._written[body["metadata"]["namespace"], body["metadata"]["name"]] = body
+            key = (body["metadata"]["namespace"], body["metadata"]["name"])
+            self._written[key] = body
+            self._echoes[key] = body["metadata"]["resourceVersion"]
+
+    def echoes_own_write(self, namespace: str, name: str, version: str) -> bool:
+        """True when an Execution's event shows just what this reconciler's last write made
+        (``version`` is that write's): the event changes nothing a reconcile reads, and any
+        later change of its Phases brings their own events."""
+        if self._echoes.get((namespace, name)) != version:
+            return False
+        del self._echoes[namespace, name]
+        return True
 
     async def _reconcile(self, namespace: str, name: str) -> None:
         body = self._execution(namespace, name)

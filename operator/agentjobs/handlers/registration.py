@@ -121,10 +121,17 @@ async def stop(memo: kopf.Memo, **_: Any) -> None:
 
 @kopf.on.event(GROUP, VERSION, "executions")
 async def execution_event(
-    *, event: kopf.RawEvent, name: str, namespace: str | None, memo: kopf.Memo, **_: Any
+    *,
+    event: kopf.RawEvent,
+    body: kopf.Body,
+    name: str,
+    namespace: str | None,
+    memo: kopf.Memo,
+    **_: Any,
 ) -> None:
     if event["type"] != "DELETED" and namespace:
-        await memo["operator"].reconcile(namespace, name)
+        version = body["metadata"]["resourceVersion"]
+        await memo["operator"].execution_seen(namespace, name, version)
 
 
 @kopf.on.event(GROUP, VERSION, "phases")
