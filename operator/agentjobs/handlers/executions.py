@@ -74,15 +74,28 @@ class ExecutionReconciler:
         self._storage = storage
         self._notifier = notifier
         self._locks: defaultdict[tuple[str, str], asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._waiting: set[tuple[str, str]] = set()  # reconciles waiting for the lock
         self._retries: dict[tuple[str, str], asyncio.Task[None]] = {}
         # R51: one wake-up per Execution, at its earliest due notification.
         self._wakeups: dict[tuple[str, str], tuple[datetime, asyncio.Task[None]]] = {}
 
     async def reconcile(self, namespace: str, name: str, *, attempt: int = 0) -> None:
-        """Reconcile now; after a failure, try again later with backoff (events may not come)."""
+        """Reconcile now; after a failure, try again later with backoff (events may not come).
+        While one reconcile of an Execution waits for another to end, a third is not queued
+        behind it: the waiting one reads the state only when it starts."""
+        key = (namespace, name)
+        if key in self._waiting:
+            return
         try:
-            async with self._locks[namespace, name]:
+            self._waiting.add(key)
+            try:
+                await self._locks[key].acquire()
+            finally:
+                self._waiting.discard(key)
+            try:
                 await self._reconcile(namespace, name)
+            finally:
+                self._locks[key].release()
         except Exception as error:  # sorted in log_retry; a reconcile must always come again
             if not isinstance(error, RetryLater):  # a wait is no error
                 metrics.reconcile_errors.inc()

@@ -1,0 +1,113 @@
+"""How the Execution reconciler treats the events that call it (no cluster: a Kube that
+answers from memory and records every request).
+
+Cases:
+- the event of the reconciler's own last status write is known as that write's echo, once,
+  and an event of any other version is not;
+- reconciles of one Execution that come while another waits for the lock are not queued
+  behind it (the waiting one reads the state when it starts): four at once are two
+  reconciles, and the second still sees what changed meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from agentjobs.handlers import events
+from agentjobs.handlers.executions import ExecutionReconciler
+from agentjobs.handlers.observed import Observed
+
+NAMESPACE, NAME, UID = "team", "fix", "uid-1"
+
+
+class RecordingKube:
+    """Creates and patches in memory; each answer is a new resourceVersion."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str]] = []
+        self.version = 10
+
+    def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.version += 1
+        meta = {"namespace": NAMESPACE, "uid": "new", **body.get("metadata", {})}
+        return {**body, "metadata": {**meta, "resourceVersion": str(self.version)}}
+
+    async def create(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        self.requests.append(("POST", path))
+        return self._answer(body)
+
+    async def merge_patch(self, path: str, patch: dict[str, Any]) -> dict[str, Any]:
+        self.requests.append(("PATCH", path))
+        return self._answer({"metadata": {"name": NAME, "uid": UID}, **patch})
+
+
+def _execution(version: str) -> dict[str, Any]:
+    phase = {"name": "run", "image": "busybox", "prompt": "go"}
+    return {
+        "apiVersion": "agentjobs.io/v1alpha1",
+        "kind": "Execution",
+        "metadata": {
+            "namespace": NAMESPACE,
+            "name": NAME,
+            "uid": UID,
+            "generation": 1,
+            "resourceVersion": version,
+        },
+        "spec": {"phases": [phase]},
+    }
+
+
+@pytest.fixture(autouse=True)
+def no_event_posting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(events, "post", lambda *args, **kwargs: None)
+
+
+def _reconciler(kube: RecordingKube, executions: dict[Any, list[Any]]) -> ExecutionReconciler:
+    observed = Observed(executions, {}, {})
+    return ExecutionReconciler(kube, None, None, observed)  # type: ignore[arg-type]
+
+
+def test_the_event_of_its_own_last_write_is_known_once_and_no_other() -> None:
+    kube = RecordingKube()
+    reconciler = _reconciler(kube, {(NAMESPACE, NAME): [_execution("10")]})
+
+    asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
+    written = str(kube.version)
+
+    assert (
+        "PATCH",
+        f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/executions/{NAME}/status",
+    ) in kube.requests
+    assert not reconciler.echoes_own_write(NAMESPACE, NAME, "10")
+    assert not reconciler.echoes_own_write(NAMESPACE, "other", written)
+    assert reconciler.echoes_own_write(NAMESPACE, NAME, written)
+    assert not reconciler.echoes_own_write(NAMESPACE, NAME, written)  # an echo comes once
+
+
+def test_reconciles_that_come_while_one_waits_are_not_queued_behind_it() -> None:
+    kube = RecordingKube()
+    executions: dict[Any, list[Any]] = {(NAMESPACE, NAME): [_execution("10")]}
+    reconciler = _reconciler(kube, executions)
+    reads: list[str] = []
+    original = reconciler._reconcile
+
+    async def counted(namespace: str, name: str) -> None:
+        reads.append(executions[namespace, name][0]["metadata"]["resourceVersion"])
+        await asyncio.sleep(0.05)  # long enough for the others to come meanwhile
+        await original(namespace, name)
+
+    reconciler._reconcile = counted  # type: ignore[method-assign]
+
+    async def scenario() -> None:
+        first = asyncio.create_task(reconciler.reconcile(NAMESPACE, NAME))
+        await asyncio.sleep(0.01)  # the first holds the lock
+        executions[NAMESPACE, NAME] = [_execution("20")]  # what the later events bring
+        others = [reconciler.reconcile(NAMESPACE, NAME) for _ in range(3)]
+        await asyncio.gather(first, *others)
+
+    asyncio.run(scenario())
+
+    assert reads == ["10", "20"]
