@@ -81,10 +81,14 @@ class PhaseContext:
             root=self.storage.attempt_root(self.spec, namespace=self.namespace, attempt=number),
         )
 
-    async def wait(self, seconds: float) -> None:
-        """Until the pod or the Phase changes, or ``seconds`` have passed."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.changed.wait(), timeout=max(seconds, 0.05))
+    async def wait(self, seconds: float | None) -> None:
+        """Until the pod or the Phase changes, or ``seconds`` have passed (None: until it
+        changes)."""
+        if seconds is None:
+            await self.changed.wait()
+        else:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), timeout=max(seconds, 0.05))
         self.changed.clear()
 
     async def current_pod(self, pod_name: str) -> JsonObject | None:
