@@ -2,6 +2,8 @@
 answers from memory and records every request).
 
 Cases:
+- a reconcile that creates a Phase writes no status: the Phase's own event brings the one
+  write, with the Phase listed (written before, the status would be written twice);
 - the event of the reconciler's own last status write is known as that write's echo, once,
   and an event of any other version is not;
 - reconciles of one Execution that come while another waits for the lock are not queued
@@ -19,6 +21,8 @@ import pytest
 from agentjobs.handlers import events
 from agentjobs.handlers.executions import ExecutionReconciler
 from agentjobs.handlers.observed import Observed
+from agentjobs.logic import phase_status
+from agentjobs.models.resources import ExecutionSpec
 
 NAMESPACE, NAME, UID = "team", "fix", "uid-1"
 
@@ -28,6 +32,7 @@ class RecordingKube:
 
     def __init__(self) -> None:
         self.requests: list[tuple[str, str]] = []
+        self.patches: list[dict[str, Any]] = []
         self.version = 10
 
     def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -41,6 +46,7 @@ class RecordingKube:
 
     async def merge_patch(self, path: str, patch: dict[str, Any]) -> dict[str, Any]:
         self.requests.append(("PATCH", path))
+        self.patches.append(patch)
         return self._answer({"metadata": {"name": NAME, "uid": UID}, **patch})
 
 
@@ -65,22 +71,54 @@ def no_event_posting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(events, "post", lambda *args, **kwargs: None)
 
 
-def _reconciler(kube: RecordingKube, executions: dict[Any, list[Any]]) -> ExecutionReconciler:
-    observed = Observed(executions, {}, {})
+def _phase(execution: dict[str, Any]) -> dict[str, Any]:
+    """The Execution's first Phase as the watch shows it once created (no status yet)."""
+    spec = ExecutionSpec.model_validate(execution["spec"])
+    phase = phase_status.phase_spec(spec, execution_name=NAME, index=0, inputs=None)
+    owner = {"uid": UID, "controller": True, "kind": "Execution", "name": NAME}
+    return {
+        "metadata": {"namespace": NAMESPACE, "name": f"{NAME}-0-run", "ownerReferences": [owner]},
+        "spec": phase.model_dump(mode="json", by_alias=True, exclude_none=True),
+    }
+
+
+def _reconciler(
+    kube: RecordingKube, executions: dict[Any, list[Any]], phases: dict[str, list[Any]]
+) -> ExecutionReconciler:
+    observed = Observed(executions, phases, {})
     return ExecutionReconciler(kube, None, None, observed)  # type: ignore[arg-type]
+
+
+STATUS = f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/executions/{NAME}/status"
+
+
+def test_a_reconcile_that_creates_a_phase_leaves_the_status_to_the_phases_event() -> None:
+    kube = RecordingKube()
+    execution = _execution("10")
+    phases: dict[str, list[Any]] = {}
+    reconciler = _reconciler(kube, {(NAMESPACE, NAME): [execution]}, phases)
+
+    asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
+    assert kube.requests == [("POST", f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/phases")]
+
+    phases[UID] = [_phase(execution)]  # the Phase's event: the watch shows it
+    asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
+
+    assert kube.requests[1:] == [("PATCH", STATUS)]
+    assert kube.patches[-1]["status"]["phases"] == [
+        {"name": "run", "status": "pending", "deliverableRecovered": False}
+    ]
 
 
 def test_the_event_of_its_own_last_write_is_known_once_and_no_other() -> None:
     kube = RecordingKube()
-    reconciler = _reconciler(kube, {(NAMESPACE, NAME): [_execution("10")]})
+    execution = _execution("10")
+    reconciler = _reconciler(kube, {(NAMESPACE, NAME): [execution]}, {UID: [_phase(execution)]})
 
     asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
     written = str(kube.version)
 
-    assert (
-        "PATCH",
-        f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/executions/{NAME}/status",
-    ) in kube.requests
+    assert kube.requests == [("PATCH", STATUS)]
     assert not reconciler.echoes_own_write(NAMESPACE, NAME, "10")
     assert not reconciler.echoes_own_write(NAMESPACE, "other", written)
     assert reconciler.echoes_own_write(NAMESPACE, NAME, written)
@@ -90,7 +128,7 @@ def test_the_event_of_its_own_last_write_is_known_once_and_no_other() -> None:
 def test_reconciles_that_come_while_one_waits_are_not_queued_behind_it() -> None:
     kube = RecordingKube()
     executions: dict[Any, list[Any]] = {(NAMESPACE, NAME): [_execution("10")]}
-    reconciler = _reconciler(kube, executions)
+    reconciler = _reconciler(kube, executions, {})
     reads: list[str] = []
     original = reconciler._reconcile
 

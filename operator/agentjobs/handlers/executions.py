@@ -202,8 +202,13 @@ class ExecutionReconciler:
             now=now,
             resumption=resumption,
         )
-        if plan.create_index is not None:
-            await self._create_phase(body, spec, plan.create_index, plan.inputs)
+        created = plan.create_index is not None and await self._create_phase(
+            body, spec, plan.create_index, plan.inputs
+        )
+        if created:
+            # The new Phase's own event reconciles again at once, and writes the status
+            # with it in; written now as well, the status would be written twice.
+            return
         for phase_name in plan.cancel:
             await self._kube.merge_patch(
                 paths.phase(namespace, phase_name), {"spec": {"cancel": True}}
@@ -333,7 +338,9 @@ class ExecutionReconciler:
         spec: ExecutionSpec,
         index: int,
         inputs: HandoffRef | None,
-    ) -> None:
+    ) -> bool:
+        """Create the Phase at ``index``; False when it is there already (created by an
+        earlier reconcile, its event still to come)."""
         meta = body["metadata"]
         execution_name, namespace = meta["name"], meta["namespace"]
         phase = phase_status.phase_spec(
@@ -357,9 +364,10 @@ class ExecutionReconciler:
         }
         if await self._kube.create(paths.phase(namespace), manifest) is not None:
             logger.info("created phase %s/%s", namespace, resource_name)
-            return
+            return True
         existing = await self._kube.get(paths.phase(namespace, resource_name))
         if existing is None or not ownership.owned_by(existing, meta["uid"]):
             # A Phase of an earlier Execution of this name, still being collected.
             reason = ownership.describe_foreign(existing) if existing else "it was just removed"
             raise RetryLater(f"cannot create Phase {resource_name!r} yet: {reason}")
+        return False
