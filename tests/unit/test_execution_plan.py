@@ -5,7 +5,8 @@ completed; nothing more after a failure; cancelling cancels the running
 Phase, or ends an execution between phases at once; the next phase's
 inputs are the previous phase's stored artifacts; defaults apply to every
 phase with the phase's own settings winning; conditions keep their
-transition time while their status holds.
+transition time while their status holds; a written status is settled only
+when a reconcile of it would do nothing.
 """
 
 from __future__ import annotations
@@ -195,6 +196,16 @@ def test_a_reconcile_that_changes_nothing_gives_the_same_status() -> None:
     assert _replan([child(0, COMPLETED)], cancelled, first).status == first
     running = plan([child(0, {"status": "running"})]).status
     assert _replan([child(0, {"status": "running"})], SPEC, running).status == running
+
+
+def test_a_written_status_is_settled_only_when_a_reconcile_of_it_would_do_nothing() -> None:
+    # Its write's event is then not reconciled (handlers/executions.py).
+    running = [child(0, {"status": "running"})]
+    written = plan(running).status
+    assert execution_plan.settled(SPEC, running, written, generation=1, now=NOW)
+    ended = [child(0, COMPLETED)]  # the first phase ended: the next one is to be created
+    assert not execution_plan.settled(SPEC, ended, written, generation=1, now=NOW)
+    assert not execution_plan.settled(SPEC, running, written, generation=2, now=NOW)
 
 
 def test_an_ended_execution_keeps_its_verdict_whatever_its_phases_do() -> None:

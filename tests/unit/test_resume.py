@@ -13,7 +13,8 @@ refused; inherited phases are listed first with ``inheritedFrom``, not
 created, and left out of R23-R26; once that is recorded, the first own phase
 is created with the parent's hand-off; later reconciles use the record
 without the parent; an inherited phase is never taken for one deleted from
-outside. The CLI wants NAMESPACE/NAME.
+outside; the recorded inheritance is not settled (its event must be reconciled).
+The CLI wants NAMESPACE/NAME.
 """
 
 from __future__ import annotations
@@ -286,6 +287,14 @@ def test_the_first_phase_it_runs_is_the_parents_first_unfinished_one_with_its_ha
     result = plan([], None, previous=recording.status)
     assert (result.create_index, result.inputs) == (1, PARENT_HANDOFF)
     assert result.status == recording.status
+
+
+def test_the_recorded_inheritance_is_not_settled_its_first_phase_comes_next() -> None:
+    recorded = plan([], FROM_NOTES).status
+    assert not execution_plan.settled(RESUMED, [], recorded, generation=1, now=NOW)
+    assert not execution_plan.settled(
+        RESUMED, [], ExecutionResourceStatus(), generation=1, now=NOW
+    )  # not recorded yet: the parent must be read
 
 
 def test_later_phases_get_their_predecessors_handoff_and_the_record_replaces_the_parent() -> None:

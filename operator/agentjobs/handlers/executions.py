@@ -166,11 +166,16 @@ class ExecutionReconciler:
             return written
         return body
 
-    def _wrote(self, body: JsonObject | None) -> None:
+    def _wrote(self, body: JsonObject | None, *, settled: bool = False) -> None:
+        """Remember a write's answer; with ``settled`` (a reconcile of it would do nothing),
+        its event is to be known as only its echo."""
         if body is not None:
             key = (body["metadata"]["namespace"], body["metadata"]["name"])
             self._written[key] = body
-            self._echoes[key] = body["metadata"]["resourceVersion"]
+            if settled:
+                self._echoes[key] = body["metadata"]["resourceVersion"]
+            else:
+                self._echoes.pop(key, None)
 
     def echoes_own_write(self, namespace: str, name: str, version: str) -> bool:
         """True when an Execution's event shows just what this reconciler's last write made
@@ -225,7 +230,10 @@ class ExecutionReconciler:
             patched = await self._kube.merge_patch(
                 paths.execution(namespace, name) + "/status", {"status": patch}
             )
-            self._wrote(patched)
+            settled = execution_plan.settled(
+                spec, children, status, generation=body["metadata"].get("generation"), now=now
+            )
+            self._wrote(patched, settled=settled)
             if patched is not None:
                 events.post_condition_changes(body, previous.conditions, status.conditions)
                 if previous.finished_at is None and status.finished_at is not None:

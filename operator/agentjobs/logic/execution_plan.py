@@ -26,6 +26,7 @@ from datetime import datetime
 from agentjobs.logic import conditions, execution, resume
 from agentjobs.logic import outcome as outcome_rules
 from agentjobs.logic.phase_status import is_terminal
+from agentjobs.logic.status_patch import status_patch
 from agentjobs.models.contract import (
     Artifact,
     ExecutionStatus,
@@ -294,4 +295,26 @@ def _observed(status: ExecutionResourceStatus, generation: int | None) -> Execut
                 c.model_copy(update={"observed_generation": generation}) for c in status.conditions
             ],
         }
+    )
+
+
+def settled(
+    spec: ExecutionSpec,
+    children: Sequence[ChildPhase],
+    written: ExecutionResourceStatus,
+    *,
+    generation: int | None,
+    now: datetime,
+) -> bool:
+    """Whether a reconcile of the status just ``written`` (the same Phases) would do nothing:
+    then that write's own event need not be reconciled. Not so for a resumed execution
+    whose inheritance was just recorded (its first Phase comes at the next reconcile)."""
+    if resume.needs_parent(spec, written):
+        return False
+    again = plan_execution(spec, children, previous=written, generation=generation, now=now)
+    return (
+        again.create_index is None
+        and not again.cancel
+        and not again.interrupt
+        and status_patch(again.status, written) is None
     )
