@@ -92,6 +92,11 @@ class OperatorProcess:
                 self._process.kill()
                 self._process.wait()
 
+    def wait(self, timeout: float) -> int:
+        """Its exit code, once it has exited on its own within ``timeout`` seconds."""
+        assert self._process is not None
+        return self._process.wait(timeout=timeout)
+
     def log(self) -> str:
         return self._log.read_text(errors="replace")
 

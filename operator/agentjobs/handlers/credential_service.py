@@ -43,6 +43,10 @@ URL_SECONDS = 900
 PHASE_CHECK_SECONDS = 5.0
 
 
+class ListenFailed(Exception):
+    """The endpoint's address cannot be had: the operator must not start without it."""
+
+
 @dataclass(frozen=True)
 class _Requested:
     method: credentials.Method
@@ -123,15 +127,26 @@ class CredentialService:
         app.router.add_post(PRESIGN_PATH, self._presign)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
+        # Never SO_REUSEPORT: two operators on one host would split the pods' requests and
+        # judge each other's tokens by their own allow-list. Replicas run in pods of their own.
         site = web.TCPSite(
             self._runner,
             self._endpoint.host,
             self._endpoint.port,
             ssl_context=self._tls.server_context(),
-            # Replicas on one host serve together: any of them verifies any token.
-            reuse_port=True,
+            reuse_port=False,
         )
-        await site.start()
+        try:
+            await site.start()
+        except OSError as error:
+            await self._runner.cleanup()
+            self._runner = None
+            raise ListenFailed(
+                f"the credentials endpoint cannot listen on {self._endpoint.host}:"
+                f"{self._endpoint.port}: {error.strerror or error}; another process (another "
+                "operator?) may hold it: give --credentials-listen a free port, or port 0 for "
+                "any"
+            ) from None
         port = self._runner.addresses[0][1]
         if not self._endpoint.url:
             host = self._endpoint.host
