@@ -178,8 +178,9 @@ async def _prepare_storage(
     secret_name: str | None = None,
 ) -> pods.Sidecars | SystemFailure | None:
     """The bucket and this attempt's token Secret; the sidecars that use them. A bucket the
-    admin does not allow blocks the phase before anything is created, and so does
-    admission's refusal of the Secret. ``previous`` is a
+    admin does not allow, or an allowed one that does not exist (R60: only the operator's
+    own is created), blocks the phase before anything is created, and so does admission's
+    refusal of the Secret. ``previous`` is a
     revised attempt's previous attempt (R42), readable too; ``spec`` a grader's (R38)."""
     spec = spec or ctx.spec
     if ctx.storage is None or attempt.bucket is None or attempt.root is None:
@@ -190,7 +191,12 @@ async def _prepare_storage(
             code="BucketNotAllowed",
             message=ctx.storage.policy.refusal(attempt.bucket),
         )
-    await ctx.storage.ensure_bucket(attempt.bucket, ctx.report_waiting)
+    if not await ctx.storage.bucket_ready(attempt.bucket, ctx.report_waiting):
+        return SystemFailure(
+            kind=FailureKind.CONFIG,
+            code="BucketNotFound",
+            message=ctx.storage.policy.missing(attempt.bucket),
+        )
     service = ctx.storage.credentials
     token = service.issue(_claims(ctx, spec, attempt, previous))
     # The Phase's UID and the attempt are in the name, so an AlreadyExists is this attempt's
