@@ -188,7 +188,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATTERN",
         help="a shell-style glob over the whole URL the operator may call, e.g. "
         "'https://hooks.example.com/*' (repeatable; http only where a pattern says http://; "
-        "link-local and metadata addresses never)",
+        "loopback only where a pattern names it, e.g. 'http://127.0.0.1:*/*'; link-local "
+        "and metadata addresses never, in any IPv6 form)",
     )
     webhooks.add_argument(
         "--webhook-secret-name",

@@ -88,11 +88,10 @@ class NotifyTarget(KubernetesModel):
 
 @dataclass(frozen=True)
 class HttpAnswer:
-    """The receiver answered with this status; ``reason`` is a short, printable excerpt."""
+    """The receiver answered with this status (its body is never kept, R59)."""
 
     status: int
     retry_after: str | None = None
-    reason: str = ""
 
 
 @dataclass(frozen=True)
