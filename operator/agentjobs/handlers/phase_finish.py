@@ -36,17 +36,18 @@ async def store_transcript(ctx: PhaseContext, attempt: Attempt, transcript: Tran
 
 async def _collect(
     ctx: PhaseContext, attempt: Attempt
-) -> tuple[list[OutputEntry], dict[str, StoredObject], bool, list[RepositoryRecord]]:
+) -> tuple[list[OutputEntry], dict[str, StoredObject], bool, list[RepositoryRecord], str | None]:
     """The output listing the harvester recorded, where it stored each file, whether its
-    last sync finished, and the git repositories it found (R52)."""
+    last sync finished, the git repositories it found (R52) and why it gave up, if it did."""
     assert ctx.storage is not None and attempt.bucket is not None and attempt.root is not None
     manifest = await ctx.storage.manifest(attempt.bucket, attempt.root, ctx.report_waiting)
     if manifest is None:
-        return [], {}, False, []
+        return [], {}, False, [], None
     stored = stored_files(attempt.bucket, attempt.root, manifest)
     if manifest.final:
         metrics.harvest_bytes.inc(sum(e.size for e in manifest.entries if e.uploaded))
-    return harvest.listing(manifest), stored, manifest.final, manifest.work
+    complete = manifest.final and manifest.failure is None
+    return harvest.listing(manifest), stored, complete, manifest.work, manifest.failure
 
 
 async def finish(
@@ -89,9 +90,11 @@ async def conclude(
     stored: dict[str, StoredObject] = {}
     complete = True
     work: list[RepositoryRecord] = []
+    failure: str | None = None
     if ctx.storage is not None:
         ran = ctx.status.pod_name is not None
-        output, stored, complete, work = await _collect(ctx, attempt) if ran else ([], {}, True, [])
+        collected = await _collect(ctx, attempt) if ran else ([], {}, True, [], None)
+        output, stored, complete, work, failure = collected
     now = datetime.now(UTC)
     result = phase.resolve_phase(
         report=verdict.report,
@@ -105,6 +108,7 @@ async def conclude(
         ),
         now=now,
         artifacts_complete=complete,
+        harvest_failure=failure,
     )
     handed_on = None
     # A bucket off the allow-list blocked the phase before it ran: nothing is written there.
