@@ -16,7 +16,7 @@ from agentjobs.handlers.phase_context import Attempt, PhaseContext
 from agentjobs.handlers.phase_log import Transcript
 from agentjobs.handlers.phase_pod import delete_finished_pods, delete_secret
 from agentjobs.handlers.phase_storage import StoredObject, stored_files, stored_work
-from agentjobs.logic import handoff, harvest, phase, phase_status, resolution
+from agentjobs.logic import bucket_policy, handoff, harvest, phase, phase_status, resolution
 from agentjobs.logic.artifact_rule import RecoveryContext
 from agentjobs.logic.transcript_reader import ReaderVerdict
 from agentjobs.models.output import OutputEntry
@@ -111,12 +111,17 @@ async def conclude(
         harvest_failure=failure,
     )
     handed_on = None
-    # A bucket off the allow-list blocked the phase before it ran: nothing is written there.
+    # A bucket off the allow-list, or missing (R60), blocked the phase before it ran: nothing
+    # is written there.
+    bucket_blocked = run.system_failure is not None and (
+        run.system_failure.code in bucket_policy.BLOCKERS
+    )
     if (
         ctx.storage is not None
         and result.artifacts is not None
         and attempt.bucket
         and ctx.storage.policy.allows(attempt.bucket)
+        and not bucket_blocked
     ):
         stored |= await ctx.storage.store_recovered(
             attempt.bucket, attempt.root or "", result.artifacts.artifacts, ctx.report_waiting

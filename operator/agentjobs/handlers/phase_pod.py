@@ -16,7 +16,7 @@ from agentjobs.adapters import paths
 from agentjobs.adapters.kube import ApiError, JsonObject
 from agentjobs.handlers.errors import RetryLater, log_retry
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
-from agentjobs.logic import admission, credentials, handoff, naming, ownership, pods
+from agentjobs.logic import admission, bucket_policy, credentials, handoff, naming, ownership, pods
 from agentjobs.logic.outcomes.revision import Revision
 from agentjobs.models.contract import FailureKind, SystemFailure
 from agentjobs.models.resources import API_VERSION, PhaseSpec
@@ -188,13 +188,13 @@ async def _prepare_storage(
     if not ctx.storage.policy.allows(attempt.bucket):
         return SystemFailure(
             kind=FailureKind.CONFIG,
-            code="BucketNotAllowed",
+            code=bucket_policy.NOT_ALLOWED,
             message=ctx.storage.policy.refusal(attempt.bucket),
         )
     if not await ctx.storage.bucket_ready(attempt.bucket, ctx.report_waiting):
         return SystemFailure(
             kind=FailureKind.CONFIG,
-            code="BucketNotFound",
+            code=bucket_policy.NOT_FOUND,
             message=ctx.storage.policy.missing(attempt.bucket),
         )
     service = ctx.storage.credentials

@@ -13,6 +13,10 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 ALLOWED_BUCKETS_FLAG = "--allowed-bucket"
+# The blockers of a phase whose bucket it may not use; such a phase writes nothing there.
+NOT_ALLOWED = "BucketNotAllowed"
+NOT_FOUND = "BucketNotFound"
+BLOCKERS = frozenset({NOT_ALLOWED, NOT_FOUND})
 
 
 @dataclass(frozen=True)
