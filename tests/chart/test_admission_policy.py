@@ -18,7 +18,7 @@ import kubernetes_validate
 import pytest
 
 from agentjobs.models.kubernetes import PodSecurityContext, SecurityContext
-from agentjobs.models.resources import PhaseSettings
+from agentjobs.models.resources import PhaseTemplate
 from tests.chart.conftest import CHART, Render, run_helm
 
 KUBE = ("--kube-version", "1.35.0")
@@ -109,8 +109,8 @@ def test_authorizer_checks_fit_the_cel_cost_limits(render: Render) -> None:
 # read, and placement, which the namespace's own admission (PodTolerationRestriction, quotas on
 # priority classes, ...) judges on the operator's pods as on anyone's.
 UNJUDGED_SETTINGS = {
-    "image", "command", "args", "resources", "timeoutSeconds", "transcriptFormat", "outputs",
-    "outcome", "workspace", "retry", "keepPods",
+    "name", "prompt", "image", "command", "args", "resources", "timeoutSeconds",
+    "transcriptFormat", "outputs", "workspace", "retry", "keepPods",
     "nodeSelector", "tolerations", "affinity", "priorityClassName", "runtimeClassName",
 }  # fmt: skip
 # Security fields the restricted Pod Security profile allows with any value.
@@ -125,7 +125,7 @@ def test_every_field_a_phase_may_set_is_judged_or_known_not_to_need_it(render: R
         v["name"]: v["expression"]
         for v in policy_objects(render, ON)["ValidatingAdmissionPolicy"]["spec"]["variables"]
     }
-    for field in (f.alias for f in PhaseSettings.model_fields.values()):
+    for field in (f.alias for f in PhaseTemplate.model_fields.values()):
         assert field in UNJUDGED_SETTINGS or f"s.?{field}" in variables["unchanged"], field
     for model, prefix in ((PodSecurityContext, "podSecurityContext"),
                           (SecurityContext, "securityContext")):  # fmt: skip
