@@ -5,8 +5,9 @@ Cases: off by default (nothing rendered); on, the policy and its binding are val
 1.35 objects and `helm lint --strict` is clean; the validation actions and failure policy reach
 them, and the schema refuses others; watched namespaces limit the binding to them; the
 operator's own ServiceAccount is the one left out; a Kubernetes older than 1.34 (no CEL list
-library) is refused with a clear message; its authorizer checks fit CEL's cost limits; every
-field the models let a phase set is judged by the policy or listed here as not needing it.
+library) is refused with a clear message; its authorizer checks fit CEL's cost limits, and the
+bound on the env entries it judges comes first; every field the models let a phase set is
+judged by the policy or listed here as not needing it.
 """
 
 from __future__ import annotations
@@ -103,6 +104,15 @@ def test_authorizer_checks_fit_the_cel_cost_limits(render: Render) -> None:
     checks = [expression.count(".check(") for expression in expressions]
     assert max(checks) <= 2
     assert 10 <= sum(checks) <= 20
+
+
+def test_the_bound_on_what_it_judges_comes_before_every_costly_check(render: Render) -> None:
+    """Validations run in order until the budget runs out; under failurePolicy Ignore an
+    expression that runs it out admits, so the bound must be judged first."""
+    validations = policy_objects(render, ON)["ValidatingAdmissionPolicy"]["spec"]["validations"]
+    first, *rest = [v["expression"] for v in validations]
+    assert first == "variables.unchanged || variables.entries <= 4096"
+    assert all("variables.entries" not in expression for expression in rest)
 
 
 # What a phase may set that the policy leaves alone: what the agent runs and how its run is

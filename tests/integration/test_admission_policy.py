@@ -116,6 +116,20 @@ def secret_env(name: str) -> dict[str, Any]:
     return {"name": "KEY", "valueFrom": {"secretKeyRef": {"name": name, "key": "key"}}}
 
 
+def rendered_policy(
+    cluster: DevCluster, release: str, namespace: str, failure_policy: str = "Fail"
+) -> str:
+    """The chart's policy and binding, bound to ``namespace`` only."""
+    return subprocess.run(
+        ["helm", "template", release, str(CHART), "--namespace", namespace,
+         "--kube-version", "1.35.0", "--set", "admissionPolicy.enabled=true",
+         "--set", f"admissionPolicy.failurePolicy={failure_policy}",
+         "--set", f"watchNamespaces={{{namespace}}}",
+         "--show-only", "templates/admission-policy.yaml"],
+        env=cluster.env, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+
+
 @pytest.fixture
 def tenant(
     local_cluster: DevCluster,
@@ -128,15 +142,7 @@ def tenant(
     its indirect parameter); ServiceAccount `alice` may create and patch Executions there, and
     nothing else."""
     release = f"policy-{namespace[-6:]}"
-    failure_policy = getattr(request, "param", "Fail")
-    rendered = subprocess.run(
-        ["helm", "template", release, str(CHART), "--namespace", namespace,
-         "--kube-version", "1.35.0", "--set", "admissionPolicy.enabled=true",
-         "--set", f"admissionPolicy.failurePolicy={failure_policy}",
-         "--set", f"watchNamespaces={{{namespace}}}",
-         "--show-only", "templates/admission-policy.yaml"],
-        env=local_cluster.env, capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+    rendered = rendered_policy(local_cluster, release, namespace, getattr(request, "param", "Fail"))
     kubectl.run("apply", "-f", "-", input=rendered)
     found = Tenant(kubectl, namespace, release)
     for account in ("alice", found.operator, "robot", "other"):
