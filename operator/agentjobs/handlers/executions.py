@@ -228,7 +228,7 @@ class ExecutionReconciler:
         patch = status_patch(status, previous)
         if patch is not None:
             patched = await self._kube.merge_patch(
-                paths.execution(namespace, name) + "/status", {"status": patch}
+                paths.status(paths.execution(namespace, name)), {"status": patch}
             )
             settled = execution_plan.settled(
                 spec, children, status, generation=body["metadata"].get("generation"), now=now
