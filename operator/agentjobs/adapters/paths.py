@@ -1,11 +1,12 @@
 """API paths of the objects the operator reads and writes: the one place that builds them.
 
 Names come from specs a tenant writes. The CRD schema refuses a name that is
-not one (R53), but a path must not depend on that: every segment is
-percent-quoted, so a ``/`` in a name cannot add a segment, and a segment that
-is empty, ``.`` or ``..`` (which a client or proxy may resolve against the
-segments before it) is refused with :class:`InvalidName`. The session sends
-the path as built (adapters/kube.py), never normalised again.
+not one (R53), but a path must not depend on that: a segment the API server
+would refuse as a name (empty, ``.``, ``..``, or with a ``/`` or ``%``:
+apimachinery's IsValidPathSegmentName) is refused here first, with
+:class:`InvalidName`, and every other one is percent-quoted, so no name can
+add, remove or resolve a segment. The session sends the path as built
+(adapters/kube.py), never normalised again.
 """
 
 from __future__ import annotations
@@ -24,9 +25,12 @@ class InvalidName(ValueError):
 
 
 def segment(value: str) -> str:
-    """``value`` as one path segment: percent-quoted, never empty, ``.`` or ``..``."""
-    if value in ("", ".", ".."):
-        raise InvalidName(f"{value!r} is not a valid object name or namespace")
+    """``value`` as one path segment, percent-quoted; InvalidName for what is none."""
+    if value in ("", ".", "..") or "/" in value or "%" in value:
+        raise InvalidName(
+            f"{value!r} is not a valid object name or namespace (it may not be empty, '.' "
+            "or '..', nor contain '/' or '%')"
+        )
     return quote(value, safe="")
 
 
