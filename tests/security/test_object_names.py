@@ -11,6 +11,8 @@ Cases:
   its path builder and API session and the admin's credentials, read nothing of the
   victim's namespace through any traversal form, and nothing of it shows in the
   tenant's namespace;
+- R54: Execution `a` with phase `b-0-c` and Execution `a-0-b` with phase `c`, and an
+  Execution named with dots where a name used to be cut, each run their own Phase;
 - R54: a Phase the API server refuses (here a policy refuses every Phase in the
   namespace) ends its Execution failed with the refusal's words, and the operator
   tries the create once, not again and again.
@@ -284,3 +286,34 @@ def test_a_refused_phase_fails_its_execution_once_with_the_refusals_words(
     log = operator.log()
     assert log.count("refused-0-work was refused") == 1, log[-4000:]
     assert f"execution {tenant.namespace}/refused: " not in log, log[-4000:]  # no retries
+
+
+REPORT = (
+    'echo \'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "ok"}\'; '
+    "echo TASK_RESULT_END"
+)
+
+
+def test_names_that_read_alike_and_dotted_names_at_the_limit_all_run(
+    tenant: Tenant, operator: OperatorProcess
+) -> None:
+    dotted = "x" * 33 + "." + "y" * 11 + "." + "z" * 20  # cut at either dot before
+    runs = {"a": "b-0-c", "a-0-b": "c", dotted: "review"}
+    for name, phase in runs.items():
+        execution = {
+            "apiVersion": "agentjobs.io/v1alpha1",
+            "kind": "Execution",
+            "metadata": {"name": name},
+            "spec": {"phases": [{"name": phase, "image": "busybox", "prompt": "Work.",
+                                 "command": ["sh", "-c"], "args": [REPORT]}]},
+        }  # fmt: skip
+        tenant.kubectl.run("create", "-n", tenant.namespace, "-f", "-", input=json.dumps(execution))
+    for name in runs:
+        status = wait_finished(tenant.kubectl, tenant.namespace, name, timeout=90)
+        assert status["status"] in ("completed", "failed"), (name, status)
+        assert [p["name"] for p in status["phases"]] == [runs[name]]
+    phases = tenant.kubectl.json("get", "phases", "-n", tenant.namespace)["items"]
+    owners = {p["metadata"]["name"]: p["spec"]["executionName"] for p in phases}
+    assert sorted(owners.values()) == sorted(runs), owners
+    assert owners["a-0-b-0-c"] == "a-0-b"
+    assert all(".-" not in name and len(name) <= 55 for name in owners), owners
