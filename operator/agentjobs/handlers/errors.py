@@ -7,13 +7,44 @@ import logging
 
 import aiohttp
 
-from agentjobs.adapters.kube import ApiError
+from agentjobs.adapters.kube import ApiError, JsonObject, Kube
 from agentjobs.adapters.object_store import StorageError
 from agentjobs.logic import admission
 
 
 class RetryLater(Exception):
     """A wait that only time ends, such as an old object of the same name being removed."""
+
+
+class StatusTooLarge(Exception):
+    """A status the API server refuses for its size even squeezed as far as it goes (R57):
+    writing it again cannot help, so it is not retried."""
+
+
+def too_large(error: ApiError) -> bool:
+    """Whether the API server refused a write for its size: the request body (413), etcd's
+    request limit, or a value the schema bounds (422 "Too long")."""
+    message = error.message.lower()
+    return (
+        error.status == 413
+        or "request is too large" in message
+        or (error.status == 422 and "too long" in message)
+    )
+
+
+async def write_smallest(
+    kube: Kube, path: str, patch: JsonObject | None, *, refused: ApiError
+) -> JsonObject | None:
+    """Write a status squeezed as far as it goes after ``refused`` said the full one was too
+    large; StatusTooLarge when it is refused for its size too."""
+    if patch is None:
+        raise StatusTooLarge(f"{path}: {refused.message}") from refused
+    try:
+        return await kube.merge_patch(path, {"status": patch})
+    except ApiError as error:
+        if too_large(error):
+            raise StatusTooLarge(f"{path}: {error.message}") from error
+        raise
 
 
 def describe(error: ApiError) -> str:

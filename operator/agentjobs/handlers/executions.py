@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentjobs.adapters import metrics, paths
-from agentjobs.adapters.kube import JsonObject, Kube
-from agentjobs.handlers import events
-from agentjobs.handlers.errors import RetryLater, log_retry
+from agentjobs.adapters.kube import ApiError, JsonObject, Kube
+from agentjobs.handlers import errors, events
+from agentjobs.handlers.errors import RetryLater, StatusTooLarge, log_retry
 from agentjobs.handlers.notifier import Notifier
 from agentjobs.handlers.observed import Observed
 from agentjobs.handlers.phase_storage import PhaseStorage
@@ -30,6 +30,7 @@ from agentjobs.logic import (
     phase_status,
     resource_versions,
     resume,
+    status_budget,
     ttl,
 )
 from agentjobs.logic.notifications import due, message
@@ -96,6 +97,9 @@ class ExecutionReconciler:
                 await self._reconcile(namespace, name)
             finally:
                 self._locks[key].release()
+        except StatusTooLarge as error:  # R57: the next event may bring a smaller status
+            metrics.reconcile_errors.inc()
+            logger.error("execution %s/%s: %s; not retried", namespace, name, error)
         except Exception as error:  # sorted in log_retry; a reconcile must always come again
             if not isinstance(error, RetryLater):  # a wait is no error
                 metrics.reconcile_errors.inc()
@@ -166,6 +170,27 @@ class ExecutionReconciler:
             return written
         return body
 
+    async def _write_status(
+        self,
+        namespace: str,
+        name: str,
+        status: ExecutionResourceStatus,
+        previous: ExecutionResourceStatus,
+        patch: JsonObject,
+    ) -> JsonObject | None:
+        """Patch the Execution's status; one refused for its size is written again squeezed as
+        far as it goes, once (R57: its spec leaves the status less room than the budget)."""
+        path = paths.execution(namespace, name) + "/status"
+        try:
+            return await self._kube.merge_patch(path, {"status": patch})
+        except ApiError as error:
+            if not errors.too_large(error):
+                raise
+            smallest = status_budget.fit_execution(status, budget=0)
+            return await errors.write_smallest(
+                self._kube, path, status_patch(smallest, previous), refused=error
+            )
+
     def _wrote(self, body: JsonObject | None, *, settled: bool = False) -> None:
         """Remember a write's answer; with ``settled`` (a reconcile of it would do nothing),
         its event is to be known as only its echo."""
@@ -225,11 +250,10 @@ class ExecutionReconciler:
         status = plan.status
         if spec.notify:
             status = await self._notifications(body, spec, status, previous, children, now)
+        status = status_budget.fit_execution(status)  # R57
         patch = status_patch(status, previous)
         if patch is not None:
-            patched = await self._kube.merge_patch(
-                paths.execution(namespace, name) + "/status", {"status": patch}
-            )
+            patched = await self._write_status(namespace, name, status, previous, patch)
             settled = execution_plan.settled(
                 spec, children, status, generation=body["metadata"].get("generation"), now=now
             )

@@ -183,7 +183,9 @@ class PhaseRunner:
         if not await ctx.write_status(ctx.status.model_copy(update={"run": record})):
             return None
         await pod_wait.release(ctx, attempt.pod_name)
-        run, restored = run_checkpoint.restore(record)
+        # As written (cut to its budget, R57), so a restarted operator concludes the same.
+        assert ctx.status.run is not None
+        run, restored = run_checkpoint.restore(ctx.status.run)
         return await phase_finish.conclude(ctx, attempt, run, restored)
 
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from agentjobs.logic import usage
+from agentjobs.logic import status_budget, usage
+from agentjobs.logic.text_limits import cut_utf8
 from agentjobs.models.contract import Criterion, EvaluationResult, Usage
 from agentjobs.models.outcomes import Evaluation, PhaseOutcome
 
@@ -61,10 +62,14 @@ def finished(
     now: datetime,
 ) -> PhaseOutcome:
     """Evaluation ``iteration`` ended with ``result``; a finished one is not rewritten."""
+    listed, omitted = status_budget.criteria(
+        criteria, limit=CRITERIA_LISTED, text=CRITERION_TEXT_LIMIT
+    )
     ended = {
         "result": result,
-        "explanation": _cut(explanation, EXPLANATION_LIMIT),
-        "criteria": [_listed(c) for c in criteria[:CRITERIA_LISTED]],
+        "explanation": None if explanation is None else cut_utf8(explanation, EXPLANATION_LIMIT),
+        "criteria": listed,
+        "criteria_omitted": omitted,
         "usage": spent,
         "finished_at": now,
     }
@@ -125,25 +130,8 @@ def end_message(evaluation: Evaluation) -> str:
     detail = f"; not met: {', '.join(unmet)}" if unmet else ""
     first_line = (evaluation.explanation or "").strip().split("\n", 1)[0]
     said = f": {first_line}" if first_line else ""
-    return _cut(f"iteration {evaluation.iteration}: {result}{detail}{said}", 1024) or ""
+    return cut_utf8(f"iteration {evaluation.iteration}: {result}{detail}{said}", 1024)
 
 
 def _seconds(span: timedelta) -> str:
     return f"{int(span.total_seconds())}s"
-
-
-def _listed(criterion: Criterion) -> Criterion:
-    return Criterion(
-        name=_cut(criterion.name, CRITERION_TEXT_LIMIT) or "",
-        met=criterion.met,
-        feedback=_cut(criterion.feedback, CRITERION_TEXT_LIMIT),
-    )
-
-
-def _cut(text: str | None, limit: int) -> str | None:
-    if text is None:
-        return None
-    encoded = text.encode("utf-8")
-    if len(encoded) <= limit:
-        return text
-    return encoded[:limit].decode("utf-8", errors="ignore")
