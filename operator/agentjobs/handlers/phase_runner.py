@@ -177,8 +177,9 @@ class PhaseRunner:
         record = run_checkpoint.record(
             run,
             verdict,
-            transcript_bytes=transcript.size if transcript else 0,
+            transcript_bytes=transcript.stored if transcript else 0,
             transcript_sha256=transcript.sha256 if transcript else "",
+            transcript_truncated=transcript.truncated if transcript else False,
         )
         if not await ctx.write_status(ctx.status.model_copy(update={"run": record})):
             return None
