@@ -208,7 +208,7 @@ def test_a_grader_with_ten_thousand_unmet_criteria_gives_twenty_blockers_and_a_c
             summary="s",
             terminal_reason="finish_action",
             reported_at=NOW,
-        ),  # fmt: skip
+        ),
         max_iterations=3,
         now=NOW,
     )
