@@ -170,27 +170,6 @@ class ExecutionReconciler:
             return written
         return body
 
-    async def _write_status(
-        self,
-        namespace: str,
-        name: str,
-        status: ExecutionResourceStatus,
-        previous: ExecutionResourceStatus,
-        patch: JsonObject,
-    ) -> JsonObject | None:
-        """Patch the Execution's status; one refused for its size is written again squeezed as
-        far as it goes, once (R57: its spec leaves the status less room than the budget)."""
-        path = paths.execution(namespace, name) + "/status"
-        try:
-            return await self._kube.merge_patch(path, {"status": patch})
-        except ApiError as error:
-            if not errors.too_large(error):
-                raise
-            smallest = status_budget.fit_execution(status, budget=0)
-            return await errors.write_smallest(
-                self._kube, path, status_patch(smallest, previous), refused=error
-            )
-
     def _wrote(self, body: JsonObject | None, *, settled: bool = False) -> None:
         """Remember a write's answer; with ``settled`` (a reconcile of it would do nothing),
         its event is to be known as only its echo."""
@@ -253,7 +232,16 @@ class ExecutionReconciler:
         status = status_budget.fit_execution(status)  # R57
         patch = status_patch(status, previous)
         if patch is not None:
-            patched = await self._write_status(namespace, name, status, previous, patch)
+            path = paths.execution(namespace, name) + "/status"
+            try:
+                patched = await self._kube.merge_patch(path, {"status": patch})
+            except ApiError as error:  # R57: its spec leaves the status less room
+                if not errors.too_large(error):
+                    raise
+                smallest = status_budget.fit_execution(status, budget=0)
+                patched = await errors.write_smallest(
+                    self._kube, path, status_patch(smallest, previous), refused=error
+                )
             settled = execution_plan.settled(
                 spec, children, status, generation=body["metadata"].get("generation"), now=now
             )

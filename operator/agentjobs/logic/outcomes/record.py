@@ -10,8 +10,9 @@ except that an interrupt marks it ``interrupted`` even between evaluations;
 ``usage`` is the sum over evaluations, and the phase's own ``status.usage``
 adds it to its agent iterations', so that the Execution's sum is what the
 whole run spent. The grader's explanation is cut to 4 KiB in status, each
-criterion's name and feedback to 1 KiB, and at most 50 criteria are listed
-(the evaluation JSON of R42 has them whole).
+criterion's name and feedback to 1 KiB, and at most 50 criteria are listed,
+the rest counted in ``criteriaOmitted`` (R57; the evaluation JSON of R42 has
+them whole).
 """
 
 from __future__ import annotations
