@@ -9,7 +9,10 @@ cluster, the Execution applied by the tenant:
   criteria and counting the rest, both statuses under the budget;
 - an agent writing ten times `--max-transcript-bytes` (1 MiB here) before its TASK_RESULT:
   the phase completes on that report, and the stored transcript is the log's first MiB and
-  a note, marked truncated in the run record and the attempt's record.
+  a note, marked truncated in the run record and the attempt's record;
+- a phase whose spec (1.44 MB of arguments) leaves its 100 long-named artifacts no room
+  in etcd: the refused status is written once squeezed as far as it goes, and the phase
+  completes with its artifacts counted, not listed.
 """
 
 from __future__ import annotations
@@ -63,6 +66,17 @@ LOUD = (
     "line = b'x' * 1023 + b'\\n'\n"
     'for _ in range(10 * 1024): sys.stdout.buffer.write(line)"\n' + REPORT
 )
+
+
+# 100 files whose paths are near 700 bytes: listed, they are about 235 kB of status.
+LONG_PATHS = (
+    'python3 -c "import os\n'
+    "d = os.environ['AGENTJOBS_OUTPUT_DIR'] + '/' + '/'.join(c * 200 for c in 'abc')\n"
+    "os.makedirs(d)\n"
+    "for i in range(100): open(f'{d}/{i:02}-' + 'd' * 90, 'w').write('x')\"\n" + REPORT
+)
+# Arguments the agent ignores ($0, $1, ...), each under Linux's 128 KiB per argument.
+FILLER = ["f" * 120_000] * 12
 
 
 def execution(name: str, script: str, **phase: Any) -> dict[str, Any]:
@@ -161,3 +175,18 @@ def test_a_transcript_ten_times_the_cap_is_stored_truncated_and_its_late_report_
     assert len(stored) == run["transcriptBytes"] == attempt["transcript"]["size"]
     assert hashlib.sha256(stored).hexdigest() == attempt["transcript"]["sha256"]
     assert status_size(kubectl, namespace, "phase", "loud-0-p") < BUDGET
+
+
+def test_a_status_etcd_refuses_beside_a_large_spec_is_written_once_squeezed(
+    kubectl: Kubectl, tenant: Tenant, operator: OperatorProcess
+) -> None:
+    namespace = tenant.namespace
+    body = execution("roomless", LONG_PATHS)
+    body["spec"]["phases"][0]["args"] += FILLER
+    # Created, not applied: kubectl apply would copy it all into an annotation.
+    tenant.kubectl.run("create", "-n", namespace, "-f", "-", input=json.dumps(body))
+    status = wait_finished(kubectl, namespace, "roomless", timeout=300)
+    phase = phase_status(kubectl, namespace, "roomless-0-p")
+    assert (status["status"], phase["status"]) == ("completed", "completed")
+    assert phase["artifactCount"] == 100 and len(phase.get("artifacts", [])) < 100
+    assert "/status: refused for its size (" in operator.log()

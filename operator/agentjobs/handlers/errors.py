@@ -11,6 +11,8 @@ from agentjobs.adapters.kube import ApiError, JsonObject, Kube
 from agentjobs.adapters.object_store import StorageError
 from agentjobs.logic import admission
 
+logger = logging.getLogger(__name__)
+
 
 class RetryLater(Exception):
     """A wait that only time ends, such as an old object of the same name being removed."""
@@ -39,6 +41,11 @@ async def write_smallest(
     large; StatusTooLarge when it is refused for its size too."""
     if patch is None:
         raise StatusTooLarge(f"{path}: {refused.message}") from refused
+    logger.warning(
+        "%s: refused for its size (%s); written again squeezed as far as it goes",
+        path,
+        refused.message,
+    )
     try:
         return await kube.merge_patch(path, {"status": patch})
     except ApiError as error:
