@@ -18,6 +18,19 @@ class RetryLater(Exception):
     """A wait that only time ends, such as an old object of the same name being removed."""
 
 
+def transient(error: BaseException) -> bool:
+    """Whether trying ``error``'s work again may succeed without anything else changing: an
+    outage or overload of the API server or storage, a conflict with another writer, or a
+    wait. A refusal (4xx but 408, 409 and 429) is given again to the same request, and so
+    is etcd's refusal of a request too large (a 500)."""
+    if isinstance(error, RetryLater | aiohttp.ClientError | TimeoutError | StorageError):
+        return True
+    if isinstance(error, ApiError):
+        passing = error.status in (0, 408, 409, 429) or error.status >= 500
+        return passing and not too_large(error)
+    return False
+
+
 class StatusTooLarge(Exception):
     """A status the API server refuses for its size even squeezed as far as it goes (R57):
     writing it again cannot help, so it is not retried."""
