@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from agentjobs.logic import phase_status, report_body, report_reader
 from agentjobs.logic.status_patch import dump_status
 from agentjobs.logic.text_limits import cut_utf8
 from agentjobs.models.contract import Blocker, Criterion, Report, SystemFailure, TaskOutcome
@@ -39,11 +40,11 @@ from agentjobs.models.resources import (
 )
 
 STATUS_BUDGET = 256 * 1024
-ARTIFACTS_LISTED = 100
+ARTIFACTS_LISTED = phase_status.ARTIFACTS_LISTED
 CRITERIA_LISTED = 50
-BLOCKERS_LISTED = 20
+BLOCKERS_LISTED = report_body.BLOCKERS_LIMIT  # R36a's bound on an agent's own
 WARNINGS_LISTED = 20
-LAST_MESSAGE_LIMIT = 64 * 1024
+LAST_MESSAGE_LIMIT = report_reader.LAST_MESSAGE_LIMIT  # R12's tail of the last message
 _MORE = re.compile(r"^\(and ([0-9,]+) more\)$")
 
 

@@ -24,9 +24,6 @@ from agentjobs.logic.text_limits import cut_utf8
 from agentjobs.models.contract import Criterion, EvaluationResult, Usage
 from agentjobs.models.outcomes import Evaluation, PhaseOutcome
 
-EXPLANATION_LIMIT = 4096
-CRITERION_TEXT_LIMIT = 1024
-CRITERIA_LISTED = 50
 ONGOING_INTERVAL = timedelta(seconds=30)
 START_EVENT = "OutcomeEvaluationStart"
 ONGOING_EVENT = "OutcomeEvaluationOngoing"
@@ -64,11 +61,15 @@ def finished(
 ) -> PhaseOutcome:
     """Evaluation ``iteration`` ended with ``result``; a finished one is not rewritten."""
     listed, omitted = status_budget.criteria(
-        criteria, limit=CRITERIA_LISTED, text=CRITERION_TEXT_LIMIT
+        criteria,
+        limit=status_budget.CRITERIA_LISTED,
+        text=status_budget.FIELD_CAPS.short_text,
     )
     ended = {
         "result": result,
-        "explanation": None if explanation is None else cut_utf8(explanation, EXPLANATION_LIMIT),
+        "explanation": None
+        if explanation is None
+        else cut_utf8(explanation, status_budget.FIELD_CAPS.long_text),
         "criteria": listed,
         "criteria_omitted": omitted,
         "usage": spent,
