@@ -226,10 +226,11 @@ class ExecutionReconciler:
             await self._kube.merge_patch(
                 paths.phase(namespace, phase_name), {"spec": {"interrupt": True}}
             )
-        status = plan.status
+        # R57: fitted before its notifications too, which compare it with the written one.
+        status = status_budget.fit_execution(plan.status)
         if spec.notify:
             status = await self._notifications(body, spec, status, previous, children, now)
-        status = status_budget.fit_execution(status)  # R57
+            status = status_budget.fit_execution(status)
         patch = status_patch(status, previous)
         if patch is not None:
             path = paths.execution(namespace, name) + "/status"
