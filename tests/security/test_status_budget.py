@@ -4,6 +4,9 @@ cluster, the Execution applied by the tenant:
 - an agent that leaves 50,000 empty files with long names: the phase fails (nothing usable,
   R33) with an error that names three of them and counts the rest, its status under the
   256 KiB budget;
+- 10,050 empty files sorted before the one real file: the real file is stored and kept
+  under the 10,000-file cap (the harvester's, so this passes once the pods run this
+  branch's harvester);
 - a grader answering 1 MB of feedback (10,000 unmet criteria): the phase fails
   `outcome_not_met` with 20 blockers and the rest counted, the evaluation listing 50
   criteria and counting the rest, both statuses under the budget;
@@ -48,6 +51,12 @@ echo TASK_RESULT_END
 MANY_EMPTY = (
     "python3 -c \"import os; d = os.environ['AGENTJOBS_OUTPUT_DIR'] + '/many'; os.mkdir(d)\n"
     "for i in range(50000): open(f'{d}/{i:05}-' + 'n' * 100, 'w').close()\"\n" + REPORT
+)
+# 10,050 empty files whose paths sort before the one file with content.
+EMPTY_FIRST = (
+    "python3 -c \"import os; d = os.environ['AGENTJOBS_OUTPUT_DIR']; os.mkdir(d + '/a')\n"
+    "for i in range(10050): open(f'{d}/a/{i:05}', 'w').close()\n"
+    "open(d + '/z-report.md', 'w').write('the report')\"\n" + REPORT
 )
 # One GRADE_RESULT of 10,000 unmet criteria, over 1,000,000 bytes and under the 1 MiB block cap.
 VERBOSE_GRADER = (
@@ -131,6 +140,22 @@ def test_fifty_thousand_empty_files_end_the_phase_with_a_short_error(
     assert phase["skippedCount"] == 40_000 and len(phase["artifactWarnings"]) <= 100
     assert status_size(kubectl, namespace, "phase", "many-0-p") < BUDGET
     assert status_size(kubectl, namespace, "execution", "many") < BUDGET
+
+
+def test_empty_files_never_take_the_file_cap_from_the_deliverable(
+    kubectl: Kubectl, tenant: Tenant, operator: OperatorProcess
+) -> None:
+    namespace = tenant.namespace
+    tenant.kubectl.apply(execution("empties", EMPTY_FIRST), namespace)
+    status = wait_finished(kubectl, namespace, "empties", timeout=300)
+    phase = phase_status(kubectl, namespace, "empties-0-p")
+    # Empty files and a last message with nothing to recover: R33 fails the phase, and R34
+    # keeps its one non-empty file.
+    assert (status["status"], phase["status"]) == ("failed", "failed")
+    assert [a["path"] for a in phase["artifacts"]] == ["z-report.md"]
+    assert (
+        "it wrote 9,999 empty files (a/00000, a/00001, a/00002 and 9,996 more)" in (phase["error"])
+    )
 
 
 def test_a_grader_answering_a_megabyte_of_feedback_leaves_counted_lists(
