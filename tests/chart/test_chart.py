@@ -11,7 +11,8 @@ get and update in the release's namespace only, one replica is replaced without 
 and has no Lease permission; nothing of kopf's peering is left; the operator runs hardened
 by default; the S3 keys reach it from a Secret, the chart's or an existing one; phase pods
 reach its credentials endpoint through the Service, allowed buckets and a TLS Secret reach
-it as flags and a mount; `edit` and `view` may run and read Executions, never write Phases;
+it as flags and a mount; the artifact and transcript caps reach it as flags; `edit` and
+`view` may run and read Executions, never write Phases;
 every
 object carries the app.kubernetes.io labels; every value in values.yaml is commented
 starting with its name; every object in values.schema.json forbids unknown keys, and its
@@ -271,6 +272,13 @@ def test_artifact_caps_reach_the_harvester_through_the_operators_flags(render: R
     assert "--max-phase-bytes=4294967296" in defaults
     args = operator_args(render({"maxArtifactFiles": "500", "maxArtifactBytesPerPhase": "5000"}))
     assert "--max-files=500" in args and "--max-phase-bytes=5000" in args
+
+
+def test_r58_the_transcript_cap_reaches_the_operators_flag(render: Render) -> None:
+    assert "--max-transcript-bytes=67108864" in operator_args(render())
+    assert "--max-transcript-bytes=1048576" in operator_args(
+        render({"maxTranscriptBytes": "1048576"})
+    )
 
 
 def _s3_env(objects: list[dict[str, Any]]) -> dict[str, Any]:

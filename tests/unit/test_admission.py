@@ -2,10 +2,11 @@
 (tests/fixtures/admission/, captured from kube-apiserver v1.35.4 with a restricted namespace, a
 ResourceQuota on limits, a ValidatingAdmissionPolicy, a denying webhook and an unprivileged
 ServiceAccount). Cases: PodSecurity, a quota requiring limits, a ValidatingAdmissionPolicy
-(422), a webhook (403 without a reason) and the API's own validation block the phase with the
-denial's own message; an exceeded quota is the quota kind; the authorizer's RBAC refusal of
-pods or ConfigMaps, an unreachable webhook, an uncounted quota, a conflict and an outage are
-retried; the RBAC form is told from admission's 403s."""
+(422), a webhook (403 without a reason), the API's own validation and an object too large for
+the API server or etcd (R57) block the phase with the denial's own message; an exceeded
+quota is the quota kind; the authorizer's RBAC refusal of pods or ConfigMaps, an unreachable
+webhook, an uncounted quota, a conflict and an outage are retried; the RBAC form is told from
+admission's 403s."""
 
 from __future__ import annotations
 
@@ -93,6 +94,23 @@ def test_admissions_403s_are_not_taken_for_missing_rbac(fixture: str) -> None:
 
 def test_an_unreachable_webhook_is_an_outage_and_is_retried() -> None:
     assert blocker(status("webhook-unreachable")) is None
+
+
+@pytest.mark.parametrize(
+    ("code", "reason", "message"),
+    [
+        (413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728"),
+        (500, "InternalError", "etcdserver: request is too large"),
+    ],
+)
+def test_r57_an_object_refused_for_its_size_blocks_the_phase_as_config(
+    code: int, reason: str, message: str
+) -> None:
+    failure = admission.refusal_blocker(
+        code=code, reason=reason, message=message, subject="ConfigMap"
+    )
+    assert failure is not None and failure.kind is FailureKind.CONFIG
+    assert failure.message == f"the phase's ConfigMap was refused: {message}"
 
 
 @pytest.mark.parametrize(

@@ -79,6 +79,7 @@ def test_a_403_from_admission_is_not_called_missing_rbac(caplog: pytest.LogCaptu
         (ApiError(403, "Forbidden", "cannot create pods"), False),
         (ApiError(404, "NotFound", "the server could not find the requested resource"), False),
         (ApiError(413, "RequestEntityTooLarge", "request is too large"), False),
+        (ApiError(500, "InternalError", "etcdserver: request is too large"), False),
         (ApiError(422, "Invalid", "spec.containers: Required value"), False),
         (KeyError("metadata"), False),
         (UnicodeEncodeError("utf-8", "\ud83d", 0, 1, "surrogates not allowed"), False),

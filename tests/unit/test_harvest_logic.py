@@ -1,6 +1,7 @@
 """The harvester's plan and manifest, object names, and storage settings (R28, R29, R35).
 
-Cases: only new or changed files are uploaded; the manifest records stored,
+Cases: only new or changed files are uploaded; under the file cap non-empty
+files are taken before empty ones (R57); the manifest records stored,
 empty and skipped entries and lists the directory back for the artifact
 rule; object keys follow the browsable layout and refuse unsafe paths and
 prefixes; s3:// URLs parse; settings come from the environment and never
@@ -42,6 +43,16 @@ def test_only_files_changed_since_their_upload_are_uploaded_again() -> None:
     assert [e.path for e in harvest.plan_sync([file("a.txt", 4)], uploaded).to_upload] == ["a.txt"]
     touched = [file("a.txt", modified=2)]
     assert [e.path for e in harvest.plan_sync(touched, uploaded).to_upload] == ["a.txt"]
+
+
+def test_r57_empty_files_never_take_the_file_cap_from_a_deliverable() -> None:
+    empties = [file(f"a/{index:05}.txt", 0) for index in range(10_050)]
+    listing = [*empties, file("z/report.md", 10)]
+    plan = harvest.plan_sync(listing, {}, harvest.HarvestLimits(max_files=10_000))
+    assert [entry.path for entry in plan.to_upload] == ["z/report.md"]
+    assert len(plan.empty) == 9_999
+    over = [s for s in plan.skipped if "over the cap of 10000 files" in s.reason]
+    assert [s.path for s in over] == [e.path for e in empties[9_999:]]
 
 
 def test_r28_r29_the_manifest_records_stored_empty_and_skipped_entries() -> None:

@@ -145,6 +145,7 @@ def test_r36_the_outcome_serialises_in_camel_case_for_kubernetes() -> None:
         "source",
         "summary",
         "blockers",
+        "blockersOmitted",
         "needsUserAction",
         "confidence",
         "terminalReason",

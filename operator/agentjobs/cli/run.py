@@ -122,6 +122,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "skipped, with a warning (default: %(default)s)",
         )
     parser.add_argument(
+        "--max-transcript-bytes",
+        type=_positive,
+        default=OperatorConfig.max_transcript_bytes,
+        metavar="N",
+        help="each attempt's agent (or grader) log is stored up to N bytes and marked "
+        "truncated past them; the verdict is still read from all of it (default: %(default)s)",
+    )
+    parser.add_argument(
         "--pod-security-context",
         type=_json(PodSecurityContext),
         default=RESTRICTED_POD,
@@ -316,6 +324,7 @@ def run(args: argparse.Namespace) -> int:
             max_file_bytes=args.max_file_bytes,
             max_phase_bytes=args.max_phase_bytes,
         ),
+        max_transcript_bytes=args.max_transcript_bytes,
         security=PodSecurity(pod=args.pod_security_context, container=args.security_context),
         sidecar_resources=args.sidecar_resources,
         image_pull_secrets=tuple(args.image_pull_secret),

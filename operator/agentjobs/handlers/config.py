@@ -9,6 +9,10 @@ from agentjobs.logic.harvest import DEFAULT_LIMITS, HarvestLimits
 from agentjobs.logic.pod_security import PodSecurity
 from agentjobs.models.kubernetes import ResourceRequirements
 
+# R58: how much of one attempt's log is spooled and stored: generous for any real agent, and
+# 32 runners at it still fit the chart's 2 GiB /tmp.
+DEFAULT_MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
+
 
 @dataclass(frozen=True)
 class LeaderElection:
@@ -58,6 +62,8 @@ class OperatorConfig:
     harvest_interval_seconds: float = 10.0
     # How much each phase may store (files, bytes per file, bytes per phase).
     harvest_limits: HarvestLimits = DEFAULT_LIMITS
+    # R58: the bytes of each attempt's (or grader's) log spooled and stored; the rest is read.
+    max_transcript_bytes: int = DEFAULT_MAX_TRANSCRIPT_BYTES
     security: PodSecurity = field(default_factory=PodSecurity)
     namespaces: tuple[str, ...] = ()
     leader_election: LeaderElection | None = None

@@ -7,9 +7,11 @@ import logging
 
 import aiohttp
 
-from agentjobs.adapters.kube import ApiError
+from agentjobs.adapters.kube import ApiError, JsonObject, Kube
 from agentjobs.adapters.object_store import StorageError
 from agentjobs.logic import admission
+
+logger = logging.getLogger(__name__)
 
 
 class RetryLater(Exception):
@@ -19,12 +21,50 @@ class RetryLater(Exception):
 def transient(error: BaseException) -> bool:
     """Whether trying ``error``'s work again may succeed without anything else changing: an
     outage or overload of the API server or storage, a conflict with another writer, or a
-    wait. A refusal (4xx but 408, 409 and 429) is given again to the same request."""
+    wait. A refusal (4xx but 408, 409 and 429) is given again to the same request, and so
+    is etcd's refusal of a request too large (a 500)."""
     if isinstance(error, RetryLater | aiohttp.ClientError | TimeoutError | StorageError):
         return True
     if isinstance(error, ApiError):
-        return error.status in (0, 408, 409, 429) or error.status >= 500
+        passing = error.status in (0, 408, 409, 429) or error.status >= 500
+        return passing and not too_large(error)
     return False
+
+
+class StatusTooLarge(Exception):
+    """A status the API server refuses for its size even squeezed as far as it goes (R57):
+    writing it again cannot help, so it is not retried."""
+
+
+def too_large(error: ApiError) -> bool:
+    """Whether the API server refused a write for its size: the request body (413), etcd's
+    request limit, or a value the schema bounds (422 "Too long")."""
+    message = error.message.lower()
+    return (
+        error.status == 413
+        or "request is too large" in message
+        or (error.status == 422 and "too long" in message)
+    )
+
+
+async def write_smallest(
+    kube: Kube, path: str, patch: JsonObject | None, *, refused: ApiError
+) -> JsonObject | None:
+    """Write a status squeezed as far as it goes after ``refused`` said the full one was too
+    large; StatusTooLarge when it is refused for its size too."""
+    if patch is None:
+        raise StatusTooLarge(f"{path}: {refused.message}") from refused
+    logger.warning(
+        "%s: refused for its size (%s); written again squeezed as far as it goes",
+        path,
+        refused.message,
+    )
+    try:
+        return await kube.merge_patch(path, {"status": patch})
+    except ApiError as error:
+        if too_large(error):
+            raise StatusTooLarge(f"{path}: {error.message}") from error
+        raise
 
 
 def describe(error: ApiError) -> str:

@@ -18,8 +18,8 @@ from typing import Any
 
 from agentjobs.adapters import metrics, paths
 from agentjobs.adapters.kube import ApiError, JsonObject, Kube
-from agentjobs.handlers import events
-from agentjobs.handlers.errors import RetryLater, log_retry
+from agentjobs.handlers import errors, events
+from agentjobs.handlers.errors import RetryLater, StatusTooLarge, log_retry
 from agentjobs.handlers.notifier import Notifier
 from agentjobs.handlers.observed import Observed
 from agentjobs.handlers.phase_storage import PhaseStorage
@@ -31,6 +31,7 @@ from agentjobs.logic import (
     phase_status,
     resource_versions,
     resume,
+    status_budget,
     ttl,
 )
 from agentjobs.logic.notifications import due, message
@@ -97,6 +98,9 @@ class ExecutionReconciler:
                 await self._reconcile(namespace, name)
             finally:
                 self._locks[key].release()
+        except StatusTooLarge as error:  # R57: the next event may bring a smaller status
+            metrics.reconcile_errors.inc()
+            logger.error("execution %s/%s: %s; not retried", namespace, name, error)
         except Exception as error:  # sorted in log_retry; a reconcile must always come again
             if not isinstance(error, RetryLater):  # a wait is no error
                 metrics.reconcile_errors.inc()
@@ -231,13 +235,23 @@ class ExecutionReconciler:
             await self._kube.merge_patch(
                 paths.phase(namespace, phase_name), {"spec": {"interrupt": True}}
             )
+        # R57: fitted before its notifications too, which compare it with the written one.
+        status = status_budget.fit_execution(status)
         if spec.notify:
             status = await self._notifications(body, spec, status, previous, children, now)
+            status = status_budget.fit_execution(status)
         patch = status_patch(status, previous)
         if patch is not None:
-            patched = await self._kube.merge_patch(
-                paths.status(paths.execution(namespace, name)), {"status": patch}
-            )
+            path = paths.status(paths.execution(namespace, name))
+            try:
+                patched = await self._kube.merge_patch(path, {"status": patch})
+            except ApiError as error:  # R57: its spec leaves the status less room
+                if not errors.too_large(error):
+                    raise
+                status = status_budget.fit_execution(status, budget=0)
+                patched = await errors.write_smallest(
+                    self._kube, path, status_patch(status, previous), refused=error
+                )
             settled = execution_plan.settled(
                 spec, children, status, generation=body["metadata"].get("generation"), now=now
             )

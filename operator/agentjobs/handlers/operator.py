@@ -20,7 +20,7 @@ from agentjobs.adapters import metrics, paths
 from agentjobs.adapters.kube import Kube
 from agentjobs.handlers import notifier, pod_release
 from agentjobs.handlers.config import OperatorConfig
-from agentjobs.handlers.errors import log_retry
+from agentjobs.handlers.errors import StatusTooLarge, log_retry
 from agentjobs.handlers.executions import ExecutionReconciler
 from agentjobs.handlers.leadership import Leadership
 from agentjobs.handlers.observed import Observed
@@ -137,6 +137,11 @@ class Operator:
             while True:
                 try:
                     await runner.run()
+                    return
+                except StatusTooLarge as error:  # R57: writing it again cannot help
+                    logger.error(
+                        "phase %s/%s: %s; not retried", runner.namespace, runner.name, error
+                    )
                     return
                 except Exception as error:  # sorted in log_retry; the phase must still end
                     log_retry(logger, f"phase {runner.namespace}/{runner.name}", error, backoff)

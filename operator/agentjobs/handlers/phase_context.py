@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from agentjobs.adapters import paths
-from agentjobs.adapters.kube import JsonObject, Kube
-from agentjobs.handlers import events
+from agentjobs.adapters.kube import ApiError, JsonObject, Kube
+from agentjobs.handlers import errors, events
 from agentjobs.handlers.config import OperatorConfig
 from agentjobs.handlers.observed import Observed
 from agentjobs.handlers.phase_storage import PhaseStorage
-from agentjobs.logic import naming, ownership, phase_status, pod_state
+from agentjobs.logic import naming, ownership, phase_status, pod_state, status_budget
 from agentjobs.logic.status_patch import status_patch
 from agentjobs.models.contract import SystemFailure
 from agentjobs.models.resources import PhaseResourceStatus, PhaseSpec
@@ -109,13 +109,24 @@ class PhaseContext:
         return pod_state.interruption(pod, deleted_by_operator=stopping, agent=agent)
 
     async def write_status(self, status: PhaseResourceStatus) -> bool:
-        """Write ``status`` (nothing when it is unchanged); False when the Phase is gone."""
+        """Write ``status`` fitted to its budget (R57; nothing when it is unchanged); False
+        when the Phase is gone. What is written is ``self.status`` from then on."""
+        status = status_budget.fit_phase(status)
         patch = status_patch(status, self.status)
         if patch is None:
             return True
-        patched = await self.kube.merge_patch(
-            paths.status(paths.phase(self.namespace, self.name)), {"status": patch}
-        )
+        path = paths.status(paths.phase(self.namespace, self.name))
+        try:
+            patched = await self.kube.merge_patch(path, {"status": patch})
+        except ApiError as error:
+            if not errors.too_large(error):
+                raise
+            # The Phase's spec leaves its status less room than the budget: the status is
+            # written squeezed as far as it goes, once; refused again, it cannot be written.
+            status = status_budget.fit_phase(status, budget=0)
+            patched = await errors.write_smallest(
+                self.kube, path, status_patch(status, self.status), refused=error
+            )
         if patched is None:
             return False
         previous, self.status = self.status, status

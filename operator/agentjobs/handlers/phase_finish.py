@@ -27,10 +27,12 @@ logger = logging.getLogger(__name__)
 
 
 async def store_transcript(ctx: PhaseContext, attempt: Attempt, transcript: Transcript) -> None:
+    """Store what was kept of the log, ended with a note when it was truncated (R58)."""
+    transcript.seal()
     if ctx.storage is None or attempt.bucket is None or attempt.root is None:
         return
     await ctx.storage.store_transcript(
-        attempt.bucket, attempt.root, transcript.file, transcript.size, ctx.report_waiting
+        attempt.bucket, attempt.root, transcript.file, transcript.stored, ctx.report_waiting
     )
 
 

@@ -17,18 +17,20 @@ from its first byte; its evaluation is recorded only once it is read whole).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, Generic, Protocol, TypeVar
+from typing import IO, Any, Generic, Protocol, TypeVar
 
 import aiohttp
 
 from agentjobs.adapters.kube import ApiError, JsonObject
 from agentjobs.adapters.log_follower import LogFollower
 from agentjobs.handlers import events
+from agentjobs.handlers.config import DEFAULT_MAX_TRANSCRIPT_BYTES
 from agentjobs.handlers.phase_context import PhaseContext
 from agentjobs.logic import pod_state, pods, resolution
 from agentjobs.logic.grade_reader import GradeReader, GradeVerdict
@@ -56,20 +58,55 @@ INTERRUPTED_GRACE_SECONDS = 60.0
 
 @dataclass
 class Transcript:
-    """The agent's log as the operator read it: its size, and its bytes when there is a store
-    to keep them in (``kept``), spooled to disk past :data:`TRANSCRIPT_IN_MEMORY`."""
+    """The agent's log as the operator read it: its size (``size``), and its bytes when there
+    is a store to keep them in (``kept``), spooled to disk past :data:`TRANSCRIPT_IN_MEMORY`.
+
+    R58: only the first ``limit`` bytes are kept; past them the log is still read (and
+    counted) but ``truncated``, and :meth:`seal` ends what is kept with a line that says so.
+    ``stored`` and ``sha256`` are what is kept, or would be without a store.
+    """
 
     kept: bool = True
+    limit: int = DEFAULT_MAX_TRANSCRIPT_BYTES
     file: IO[bytes] = field(
         default_factory=lambda: tempfile.SpooledTemporaryFile(TRANSCRIPT_IN_MEMORY)  # noqa: SIM115
     )
     size: int = 0
-    sha256: str = ""
+    stored: int = 0
+    truncated: bool = False
+    sealed: bool = False
+    _digest: Any = field(default_factory=hashlib.sha256, init=False, repr=False)
+
+    @property
+    def sha256(self) -> str:
+        return str(self._digest.hexdigest())
 
     def write(self, chunk: bytes) -> None:
-        if self.kept:
-            self.file.write(chunk)
         self.size += len(chunk)
+        if self.kept and len(chunk) > self.limit - self.stored:
+            self.truncated = True
+            chunk = chunk[: max(self.limit - self.stored, 0)]
+        self._keep(chunk)
+
+    def seal(self) -> None:
+        """End a truncated transcript with the line that says what was left out (once)."""
+        if self.truncated and not self.sealed:
+            self._keep(truncation_note(self.limit, self.size))
+        self.sealed = True
+
+    def _keep(self, chunk: bytes) -> None:
+        if self.kept and chunk:
+            self.file.write(chunk)
+        self._digest.update(chunk)
+        self.stored += len(chunk)
+
+
+def truncation_note(limit: int, size: int) -> bytes:
+    """The last line of a transcript cut at ``limit`` bytes of a log of ``size``."""
+    return (
+        f"\n[agentjobs: transcript truncated: its first {limit} bytes are stored, of the "
+        f"{size} bytes the agent wrote (--max-transcript-bytes); all of them were read]\n"
+    ).encode()
 
 
 class Verdict(Protocol):
@@ -172,7 +209,9 @@ class LogReading(Generic[VerdictT]):
         self._needs_terminal_event = formats.has_events(transcript_format)
         self._reader = reader
         self._cli_error = cli_error
-        self._transcript = Transcript(kept=ctx.storage is not None)
+        self._transcript = Transcript(
+            kept=ctx.storage is not None, limit=ctx.config.max_transcript_bytes
+        )
         self._interrupted: SystemFailure | None = None
         self._give_up_at: float | None = None
 
@@ -266,7 +305,6 @@ class LogReading(Generic[VerdictT]):
 
     def _result(self, pod: JsonObject, state: AgentState, *, whole: bool) -> LogResult[VerdictT]:
         verdict = self._reader.close()
-        self._transcript.sha256 = self._follower.sha256
         intact = resolution.stream_intact(
             read_from_first_byte=True,
             read_to_end_after_exit=whole,
@@ -289,7 +327,6 @@ class LogReading(Generic[VerdictT]):
 
     def _vanished(self) -> LogResult[VerdictT]:
         """R22a: the pod vanished before its agent container terminated."""
-        self._transcript.sha256 = self._follower.sha256
         cancelled = self._ctx.cancel_requested
         run = resolution.RunFacts(
             exit_code=None,

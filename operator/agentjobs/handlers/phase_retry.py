@@ -86,7 +86,12 @@ def _transcript(ctx: PhaseContext, attempt: Attempt) -> TranscriptRef | None:
     if not run.transcript_sha256:  # the agent never ran: nothing was read, nothing stored
         return None
     location = ObjectLocation(attempt.bucket, object_layout.transcript_key(attempt.root))
-    return TranscriptRef(url=location.url, sha256=run.transcript_sha256, size=run.transcript_bytes)
+    return TranscriptRef(
+        url=location.url,
+        sha256=run.transcript_sha256,
+        size=run.transcript_bytes,
+        truncated=run.transcript_truncated,
+    )
 
 
 async def wait_for_backoff(ctx: PhaseContext, attempt: Attempt) -> None:

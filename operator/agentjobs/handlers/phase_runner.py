@@ -177,13 +177,16 @@ class PhaseRunner:
         record = run_checkpoint.record(
             run,
             verdict,
-            transcript_bytes=transcript.size if transcript else 0,
+            transcript_bytes=transcript.stored if transcript else 0,
             transcript_sha256=transcript.sha256 if transcript else "",
+            transcript_truncated=transcript.truncated if transcript else False,
         )
         if not await ctx.write_status(ctx.status.model_copy(update={"run": record})):
             return None
         await pod_wait.release(ctx, attempt.pod_name)
-        run, restored = run_checkpoint.restore(record)
+        # As written (cut to its budget, R57), so a restarted operator concludes the same.
+        assert ctx.status.run is not None
+        run, restored = run_checkpoint.restore(ctx.status.run)
         return await phase_finish.conclude(ctx, attempt, run, restored)
 
 

@@ -4,7 +4,8 @@ When the API server refuses the pod, ConfigMap or Secret of a phase, the Status
 says why. Admission (PodSecurity, a ResourceQuota, an admission webhook, a
 ValidatingAdmissionPolicy) and the API's own validation judge the object the
 phase asked for: retrying cannot change their answer, so the phase ends blocked
-with the denial's own words. Only the authorizer judges the operator: its
+with the denial's own words; so does an object too large for the API server or
+etcd. Only the authorizer judges the operator: its
 ``User "..." cannot create resource ...`` refusal means the operator lacks RBAC,
 which an admin can grant while the operator retries. A quota whose usage the
 quota controller has not counted yet is also retried: it passes within seconds.
@@ -25,6 +26,9 @@ _QUOTA_EXCEEDED = "exceeded quota"
 # What admission plugins say whatever HTTP status they choose: a webhook may answer with any
 # code of 400 or more, a ValidatingAdmissionPolicy with the reason its author picked.
 _ADMISSION_DENIALS = ("admission webhook ", "ValidatingAdmissionPolicy ")
+# R57: an object too large for etcd (a 500) is refused as surely as one over the request
+# limit (413): a revision's feedback, say, that no retry makes smaller.
+_TOO_LARGE = "request is too large"
 
 
 def is_operator_permission(*, code: int, message: str) -> bool:
@@ -42,7 +46,8 @@ def refusal_blocker(*, code: int, reason: str, message: str, subject: str) -> Sy
     admission = any(form in message for form in _ADMISSION_DENIALS)
     if is_operator_permission(code=code, message=message) or _QUOTA_NOT_COUNTED in message:
         return None
-    if not (admission or code in (400, 403, 422)):
+    too_large = code == 413 or _TOO_LARGE in message
+    if not (admission or too_large or code in (400, 403, 422)):
         return None
     exceeded = code == 403 and _QUOTA_EXCEEDED in message
     return SystemFailure(

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from agentjobs.logic import substance, unpushed_work
+from agentjobs.logic import substance, text_limits, unpushed_work
 from agentjobs.models.contract import Artifact, KeptAs
 from agentjobs.models.output import EntryKind, OutputEntry
 from agentjobs.models.storage import RepositoryRecord
@@ -158,7 +158,9 @@ def _recovered_artifact(path: str, context: RecoveryContext, kept_as: KeptAs | N
 def nothing_usable_error(context: RecoveryContext, *, empty_paths: Sequence[str]) -> str:
     """R33: the error that fails a phase with nothing usable."""
     if empty_paths:
-        what = "it wrote empty files (" + ", ".join(empty_paths) + ")"
+        count = len(empty_paths)
+        files = "an empty file" if count == 1 else f"{count:,} empty files"
+        what = f"it wrote {files} ({text_limits.named_and_counted(empty_paths)})"
     else:
         what = "it wrote no file under artifacts/output/"
     message = (
@@ -166,7 +168,9 @@ def nothing_usable_error(context: RecoveryContext, *, empty_paths: Sequence[str]
         f"has fewer than {substance.REQUIRED_WORDS} words of substance to recover"
     )
     if context.declared_outputs:
-        message += "; it declared outputs: " + ", ".join(context.declared_outputs)
+        message += "; it declared outputs: " + text_limits.named_and_counted(
+            context.declared_outputs, shown=10
+        )
     return message
 
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from agentjobs.logic import conditions, execution, resume
+from agentjobs.logic import conditions, execution, resume, status_budget
 from agentjobs.logic import outcome as outcome_rules
 from agentjobs.logic.phase_status import is_terminal
 from agentjobs.logic.status_patch import status_patch
@@ -344,5 +344,5 @@ def settled(
         again.create_index is None
         and not again.cancel
         and not again.interrupt
-        and status_patch(again.status, written) is None
+        and status_patch(status_budget.fit_execution(again.status), written) is None
     )

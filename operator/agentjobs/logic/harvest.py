@@ -6,9 +6,10 @@ writes the manifest this module builds.
 
 Decisions where the issue is silent:
 
-- Caps are applied to files in path order, so the same tree always keeps
-  the same files: the first ``max_files`` files (empty ones count: each is
-  recorded and may be replaced by a recovered message), each at most
+- Caps are applied to non-empty files in path order, then to empty ones
+  (R57: ten thousand empty files never hide the deliverable), so the same
+  tree always keeps the same files: the first ``max_files`` files (empty
+  ones count: each is recorded and may be replaced by a recovered message), each at most
   ``max_file_bytes``, taken while their total stays within
   ``max_phase_bytes`` (a file that does not fit is skipped; a later smaller
   one may still fit).
@@ -70,11 +71,12 @@ def safe_path(path: str) -> bool:
 def apply_limits(
     files: Sequence[OutputEntry], limits: HarvestLimits
 ) -> tuple[list[OutputEntry], list[artifact_rule.SkippedEntry]]:
-    """The files within the caps (in path order), and the others with the cap they pass."""
+    """The files within the caps (non-empty ones first, each in path order), and the others
+    with the cap they pass."""
     kept: list[OutputEntry] = []
     skipped: list[artifact_rule.SkippedEntry] = []
     total = 0
-    for entry in sorted(files, key=lambda item: item.path):
+    for entry in sorted(files, key=lambda item: (item.size == 0, item.path)):
         reason = None
         if not safe_path(entry.path):
             reason = "its path cannot be stored safely; not read"

@@ -19,6 +19,7 @@ def record(
     *,
     transcript_bytes: int,
     transcript_sha256: str,
+    transcript_truncated: bool = False,
 ) -> RunCheckpoint:
     verdict = verdict or ReaderVerdict(Report(state=ReportState.NOT_REPORTED), None, False)
     return RunCheckpoint(
@@ -34,6 +35,7 @@ def record(
         usage=verdict.usage,
         transcript_bytes=transcript_bytes,
         transcript_sha256=transcript_sha256,
+        transcript_truncated=transcript_truncated,
     )
 
 

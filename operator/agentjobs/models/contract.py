@@ -222,6 +222,8 @@ class TaskOutcome(ContractModel):
     source: TaskOutcomeSource
     summary: str
     blockers: list[Blocker] = []
+    # R57: how many blockers are not listed (a status lists at most 20).
+    blockers_omitted: int | None = None
     needs_user_action: bool = False
     confidence: float | None = None
     terminal_reason: str

@@ -114,6 +114,9 @@ class Evaluation(ContractModel):
     result: EvaluationResult | None = None
     explanation: str | None = None
     criteria: list[Criterion] = []
+    # R57: how many criteria the grader judged that are not listed (the evaluation JSON of
+    # R42 has them all).
+    criteria_omitted: int | None = None
     usage: Usage | None = None
     grader_pod: str | None = None
     started_at: datetime | None = None

@@ -291,8 +291,11 @@ class RunCheckpoint(ContractModel):
     last_message: str | None = None
     terminal_event_seen: bool = False
     usage: Usage | None = None
+    # R58: the stored transcript's size and SHA-256; ``transcriptTruncated`` when the log
+    # passed the operator's --max-transcript-bytes and only its beginning was stored.
     transcript_bytes: int = Field(ge=0)
     transcript_sha256: str
+    transcript_truncated: bool = False
 
 
 class PhaseResourceStatus(ContractModel):

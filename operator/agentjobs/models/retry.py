@@ -81,6 +81,8 @@ class TranscriptRef(ContractModel):
     url: str
     sha256: str
     size: int = Field(ge=0)
+    # R58: only the log's first --max-transcript-bytes were stored, and a last line says so.
+    truncated: bool = False
 
 
 class AttemptRecord(ContractModel):

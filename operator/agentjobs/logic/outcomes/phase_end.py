@@ -16,7 +16,8 @@ by R16-R22a alone (R37); nothing here applies to it.
 Decisions where the contract is silent: when the last grade listed no unmet
 criterion, ``max_iterations_reached`` carries one blocker with the grader's
 explanation, so that an automation always sees why; blocker texts are cut
-at 1 KiB, as an agent's own are (R36a), and the summary at 4 KiB.
+at 1 KiB and at most 20 are listed, as an agent's own are (R36a; the rest
+are counted in ``blockersOmitted``, R57), and the summary at 4 KiB.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from datetime import datetime
 
 from agentjobs.logic import outcome
 from agentjobs.logic.outcomes.evaluation import INTERRUPTED, Evaluated
+from agentjobs.logic.status_budget import BLOCKERS_LISTED
+from agentjobs.logic.text_limits import cut_utf8
 from agentjobs.models.contract import (
     Blocker,
     Criterion,
@@ -106,31 +109,27 @@ def _not_met(
     plural = "" if max_iterations == 1 else "s"
     summary = f"The rubric was not met after {max_iterations} iteration{plural}."
     if explanation:
-        summary = _cut(f"{summary} {explanation}", SUMMARY_LIMIT)
+        summary = cut_utf8(f"{summary} {explanation}", SUMMARY_LIMIT)
+    unmet = [c for c in criteria if not c.met]
     blockers = [
         Blocker(
             type="unmet_criterion",
-            message=_cut(f"{c.name}: {c.feedback}" if c.feedback else c.name, BLOCKER_TEXT_LIMIT),
+            message=cut_utf8(
+                f"{c.name}: {c.feedback}" if c.feedback else c.name, BLOCKER_TEXT_LIMIT
+            ),
             recoverable=True,
         )
-        for c in criteria
-        if not c.met
+        for c in unmet[:BLOCKERS_LISTED]
     ]
     if not blockers:
-        message = _cut(summary, BLOCKER_TEXT_LIMIT)
+        message = cut_utf8(summary, BLOCKER_TEXT_LIMIT)
         blockers = [Blocker(type="outcome_not_met", message=message, recoverable=True)]
     return TaskOutcome(
         status=TaskOutcomeStatus.PARTIAL_SUCCESS,
         source=TaskOutcomeSource.SYSTEM,
         summary=summary,
         blockers=blockers,
+        blockers_omitted=max(len(unmet) - BLOCKERS_LISTED, 0) or None,
         terminal_reason=MAX_ITERATIONS_REASON,
         reported_at=now,
     )
-
-
-def _cut(text: str, limit: int) -> str:
-    encoded = text.encode("utf-8")
-    if len(encoded) <= limit:
-        return text
-    return encoded[:limit].decode("utf-8", errors="ignore")

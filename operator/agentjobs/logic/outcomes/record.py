@@ -10,21 +10,20 @@ except that an interrupt marks it ``interrupted`` even between evaluations;
 ``usage`` is the sum over evaluations, and the phase's own ``status.usage``
 adds it to its agent iterations', so that the Execution's sum is what the
 whole run spent. The grader's explanation is cut to 4 KiB in status, each
-criterion's name and feedback to 1 KiB, and at most 50 criteria are listed
-(the evaluation JSON of R42 has them whole).
+criterion's name and feedback to 1 KiB, and at most 50 criteria are listed,
+the rest counted in ``criteriaOmitted`` (R57; the evaluation JSON of R42 has
+them whole).
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from agentjobs.logic import usage
+from agentjobs.logic import status_budget, usage
+from agentjobs.logic.text_limits import cut_utf8
 from agentjobs.models.contract import Criterion, EvaluationResult, Usage
 from agentjobs.models.outcomes import Evaluation, PhaseOutcome
 
-EXPLANATION_LIMIT = 4096
-CRITERION_TEXT_LIMIT = 1024
-CRITERIA_LISTED = 50
 ONGOING_INTERVAL = timedelta(seconds=30)
 START_EVENT = "OutcomeEvaluationStart"
 ONGOING_EVENT = "OutcomeEvaluationOngoing"
@@ -61,10 +60,18 @@ def finished(
     now: datetime,
 ) -> PhaseOutcome:
     """Evaluation ``iteration`` ended with ``result``; a finished one is not rewritten."""
+    listed, omitted = status_budget.criteria(
+        criteria,
+        limit=status_budget.CRITERIA_LISTED,
+        text=status_budget.FIELD_CAPS.short_text,
+    )
     ended = {
         "result": result,
-        "explanation": _cut(explanation, EXPLANATION_LIMIT),
-        "criteria": [_listed(c) for c in criteria[:CRITERIA_LISTED]],
+        "explanation": None
+        if explanation is None
+        else cut_utf8(explanation, status_budget.FIELD_CAPS.long_text),
+        "criteria": listed,
+        "criteria_omitted": omitted,
         "usage": spent,
         "finished_at": now,
     }
@@ -125,25 +132,8 @@ def end_message(evaluation: Evaluation) -> str:
     detail = f"; not met: {', '.join(unmet)}" if unmet else ""
     first_line = (evaluation.explanation or "").strip().split("\n", 1)[0]
     said = f": {first_line}" if first_line else ""
-    return _cut(f"iteration {evaluation.iteration}: {result}{detail}{said}", 1024) or ""
+    return cut_utf8(f"iteration {evaluation.iteration}: {result}{detail}{said}", 1024)
 
 
 def _seconds(span: timedelta) -> str:
     return f"{int(span.total_seconds())}s"
-
-
-def _listed(criterion: Criterion) -> Criterion:
-    return Criterion(
-        name=_cut(criterion.name, CRITERION_TEXT_LIMIT) or "",
-        met=criterion.met,
-        feedback=_cut(criterion.feedback, CRITERION_TEXT_LIMIT),
-    )
-
-
-def _cut(text: str | None, limit: int) -> str | None:
-    if text is None:
-        return None
-    encoded = text.encode("utf-8")
-    if len(encoded) <= limit:
-        return text
-    return encoded[:limit].decode("utf-8", errors="ignore")
