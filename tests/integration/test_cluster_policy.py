@@ -31,6 +31,7 @@ import yaml
 from devcluster import cluster, demo, processes
 from devcluster.components import NODE
 from devcluster.testing import DevCluster, Kubectl
+from tests.integration import namespace_policy
 from tests.integration.operator_fixtures import (
     REPO,
     OperatorProcess,
@@ -187,65 +188,24 @@ def test_a_quota_or_pod_security_refusal_blocks_the_phase_with_its_message(
 def denying_policy(kubectl: Kubectl, namespace: str) -> Iterator[str]:
     """A ValidatingAdmissionPolicy, bound to the test's namespace, that denies the pods of
     Execution `denied` by their label; yields its message once it is in force."""
-    name = f"deny-{namespace}"[:63]
     message = "pods of Execution denied may not run in this namespace"
-    policy = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": name},
-        "spec": {
-            "failurePolicy": "Fail",
-            "matchConstraints": {
-                "resourceRules": [
-                    {
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE"],
-                        "resources": ["pods"],
-                    }
-                ]
-            },
-            "validations": [
-                {
-                    "expression": "!has(object.metadata.labels)"
-                    " || object.metadata.labels[?'agentjobs.io/execution'].orValue('')"
-                    " != 'denied'",
-                    "message": message,
-                }
-            ],
-        },
-    }
-    binding = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": name},
-        "spec": {
-            "policyName": name,
-            "validationActions": ["Deny"],
-            "matchResources": {
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
-            },
-        },
-    }
-    kubectl.run("apply", "-f", "-", input=json.dumps({"kind": "List", "apiVersion": "v1",
-                                                       "items": [policy, binding]}))  # fmt: skip
     probe = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": "probe", "labels": {"agentjobs.io/execution": "denied"}},
         "spec": {"containers": [{"name": "c", "image": "busybox"}]},
     }
-
-    def denied() -> bool:
-        result = kubectl.run(
-            "create", "--dry-run=server", "-n", namespace, "-f", "-",
-            input=json.dumps(probe), check=False,
-        )  # fmt: skip
-        return result.returncode != 0 and message in result.stderr
-
-    wait_for(denied, what="the policy to be in force")
-    yield message
-    kubectl.run("delete", "validatingadmissionpolicybinding,validatingadmissionpolicy", name)
+    with namespace_policy.refusing(
+        kubectl,
+        namespace,
+        name=f"deny-{namespace}"[:63],
+        rule={"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]},
+        expression="!has(object.metadata.labels)"
+        " || object.metadata.labels[?'agentjobs.io/execution'].orValue('') != 'denied'",
+        message=message,
+        probe=probe,
+    ):
+        yield message
 
 
 def test_a_policy_denial_blocks_the_phase_with_the_policys_message_within_seconds(

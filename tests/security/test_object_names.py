@@ -35,6 +35,7 @@ from agentjobs.handlers import notifier, phase_pod
 from agentjobs.models.contract import SystemFailure
 from agentjobs.models.kubernetes import KeySelector
 from devcluster.testing import DevCluster, Kubectl
+from tests.integration import namespace_policy
 from tests.integration.operator_fixtures import REPO, OperatorProcess, wait_finished, wait_for
 from tests.security.conftest import Tenant, Victim, leaks
 
@@ -220,52 +221,19 @@ def test_with_validation_bypassed_the_operators_readers_stay_in_their_namespace(
 def phases_refused(kubectl: Kubectl, namespace: str) -> Iterator[str]:
     """A ValidatingAdmissionPolicy, bound to the test's namespace, that refuses every Phase;
     yields its message once it is in force."""
-    name = f"no-phases-{namespace}"[:63]
     message = "no Phase may be created in this namespace"
-    policy = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": name},
-        "spec": {
-            "failurePolicy": "Fail",
-            "matchConstraints": {"resourceRules": [{
-                "apiGroups": ["agentjobs.io"], "apiVersions": ["*"],
-                "operations": ["CREATE"], "resources": ["phases"],
-            }]},
-            "validations": [{"expression": "false", "message": message}],
-        },
-    }  # fmt: skip
-    binding = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": name},
-        "spec": {
-            "policyName": name,
-            "validationActions": ["Deny"],
-            "matchResources": {
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
-            },
-        },
-    }
-    kubectl.run("apply", "-f", "-", input=json.dumps({"kind": "List", "apiVersion": "v1",
-                                                       "items": [policy, binding]}))  # fmt: skip
     probe = {
         "apiVersion": "agentjobs.io/v1alpha1",
         "kind": "Phase",
         "metadata": {"name": "probe"},
         "spec": {"executionName": "probe", "index": 0, "name": "p", "prompt": "p"},
     }
-
-    def refused() -> bool:
-        result = kubectl.run(
-            "create", "--dry-run=server", "-n", namespace, "-f", "-",
-            input=json.dumps(probe), check=False,
-        )  # fmt: skip
-        return result.returncode != 0 and message in result.stderr
-
-    wait_for(refused, what="the policy to be in force")
-    yield message
-    kubectl.run("delete", "validatingadmissionpolicybinding,validatingadmissionpolicy", name)
+    rule = {"apiGroups": ["agentjobs.io"], "apiVersions": ["*"], "resources": ["phases"]}
+    with namespace_policy.refusing(
+        kubectl, namespace, name=f"no-phases-{namespace}"[:63], rule=rule,
+        expression="false", message=message, probe=probe,
+    ):  # fmt: skip
+        yield message
 
 
 def test_a_refused_phase_fails_its_execution_once_with_the_refusals_words(
