@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from agentjobs.logic import outcome
+from agentjobs.logic import agent_text, outcome
 from agentjobs.logic.outcomes.evaluation import INTERRUPTED, Evaluated
 from agentjobs.models.contract import (
     Blocker,
@@ -106,18 +106,20 @@ def _not_met(
     plural = "" if max_iterations == 1 else "s"
     summary = f"The rubric was not met after {max_iterations} iteration{plural}."
     if explanation:
-        summary = _cut(f"{summary} {explanation}", SUMMARY_LIMIT)
+        summary = agent_text.cut(f"{summary} {explanation}", SUMMARY_LIMIT)
     blockers = [
         Blocker(
             type="unmet_criterion",
-            message=_cut(f"{c.name}: {c.feedback}" if c.feedback else c.name, BLOCKER_TEXT_LIMIT),
+            message=agent_text.cut(
+                f"{c.name}: {c.feedback}" if c.feedback else c.name, BLOCKER_TEXT_LIMIT
+            ),
             recoverable=True,
         )
         for c in criteria
         if not c.met
     ]
     if not blockers:
-        message = _cut(summary, BLOCKER_TEXT_LIMIT)
+        message = agent_text.cut(summary, BLOCKER_TEXT_LIMIT)
         blockers = [Blocker(type="outcome_not_met", message=message, recoverable=True)]
     return TaskOutcome(
         status=TaskOutcomeStatus.PARTIAL_SUCCESS,
@@ -127,10 +129,3 @@ def _not_met(
         terminal_reason=MAX_ITERATIONS_REASON,
         reported_at=now,
     )
-
-
-def _cut(text: str, limit: int) -> str:
-    encoded = text.encode("utf-8")
-    if len(encoded) <= limit:
-        return text
-    return encoded[:limit].decode("utf-8", errors="ignore")

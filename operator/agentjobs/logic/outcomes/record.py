@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from agentjobs.logic import usage
+from agentjobs.logic import agent_text, usage
 from agentjobs.models.contract import Criterion, EvaluationResult, Usage
 from agentjobs.models.outcomes import Evaluation, PhaseOutcome
 
@@ -143,7 +143,4 @@ def _listed(criterion: Criterion) -> Criterion:
 def _cut(text: str | None, limit: int) -> str | None:
     if text is None:
         return None
-    encoded = text.encode("utf-8")
-    if len(encoded) <= limit:
-        return text
-    return encoded[:limit].decode("utf-8", errors="ignore")
+    return agent_text.cut(text, limit)
