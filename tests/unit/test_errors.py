@@ -1,5 +1,6 @@
 """Errors sorted in one place: a conflict or a wait is routine, an outage a warning, a
-refusal an error naming what to grant, anything else a bug with its traceback."""
+refusal an error naming what to grant, anything else a bug with its traceback; only a
+wait, a conflict or an outage is worth trying again as it was."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from agentjobs.adapters.kube import ApiError
 from agentjobs.adapters.object_store import StorageError
-from agentjobs.handlers.errors import RetryLater, log_retry
+from agentjobs.handlers.errors import RetryLater, log_retry, transient
 
 
 @pytest.mark.parametrize(
@@ -59,3 +60,31 @@ def test_a_403_from_admission_is_not_called_missing_rbac(caplog: pytest.LogCaptu
         log_retry(logging.getLogger("agentjobs.test"), "x", ApiError(403, "Forbidden", message), 1)
     assert message in caplog.text
     assert "grant" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("error", "worth_retrying"),
+    [
+        (RetryLater("an old Phase of that name is being removed"), True),
+        (ApiError(0, "", "no answer"), True),
+        (ApiError(409, "Conflict", "the object has been modified"), True),
+        (ApiError(408, "Timeout", "request timed out"), True),
+        (ApiError(429, "TooManyRequests", "slow down"), True),
+        (ApiError(500, "InternalError", "etcdserver: leader changed"), True),
+        (ApiError(503, "ServiceUnavailable", "storage is (re)initializing"), True),
+        (aiohttp.ClientConnectionError("refused"), True),
+        (TimeoutError(), True),
+        (StorageError("the store did not answer"), True),
+        (ApiError(400, "BadRequest", "name part must consist of"), False),
+        (ApiError(403, "Forbidden", "cannot create pods"), False),
+        (ApiError(404, "NotFound", "the server could not find the requested resource"), False),
+        (ApiError(413, "RequestEntityTooLarge", "request is too large"), False),
+        (ApiError(422, "Invalid", "spec.containers: Required value"), False),
+        (KeyError("metadata"), False),
+        (UnicodeEncodeError("utf-8", "\ud83d", 0, 1, "surrogates not allowed"), False),
+    ],
+)
+def test_only_waits_conflicts_and_outages_are_worth_trying_again(
+    error: BaseException, worth_retrying: bool
+) -> None:
+    assert transient(error) is worth_retrying

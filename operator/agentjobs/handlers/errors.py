@@ -16,6 +16,17 @@ class RetryLater(Exception):
     """A wait that only time ends, such as an old object of the same name being removed."""
 
 
+def transient(error: BaseException) -> bool:
+    """Whether trying ``error``'s work again may succeed without anything else changing: an
+    outage or overload of the API server or storage, a conflict with another writer, or a
+    wait. A refusal (4xx but 408, 409 and 429) is given again to the same request."""
+    if isinstance(error, RetryLater | aiohttp.ClientError | TimeoutError | StorageError):
+        return True
+    if isinstance(error, ApiError):
+        return error.status in (0, 408, 409, 429) or error.status >= 500
+    return False
+
+
 def describe(error: ApiError) -> str:
     """An API error as an operator's log line; a denied permission says what to grant."""
     if admission.is_operator_permission(code=error.status, message=error.message):

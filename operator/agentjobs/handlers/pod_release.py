@@ -16,6 +16,7 @@ import aiohttp
 
 from agentjobs.adapters import paths
 from agentjobs.adapters.kube import ApiError, JsonObject, Kube
+from agentjobs.handlers.errors import log_retry, transient
 from agentjobs.logic import naming, ownership, pod_tracking
 from agentjobs.logic.pod_tracking import releasable
 
@@ -54,9 +55,10 @@ async def record_deletion(kube: Kube, pod: JsonObject) -> None:
 
 
 async def look_after(kube: Kube, pod: JsonObject, *, release_it: bool) -> None:
-    """Record the pod's deletion and (``release_it``) let it go if unneeded, retrying until
-    the API server answers: a kept pod whose containers have stopped may never change
-    again, so no later event would bring it back."""
+    """Record the pod's deletion and (``release_it``) let it go if unneeded, retrying while
+    the API server fails: a kept pod whose containers have stopped may never change again,
+    so no later event would bring it back. A refusal, or a pod replaced under the same name
+    (409 on its UID), ends it: asking again gets the same answer."""
     backoff = 1.0
     while True:
         try:
@@ -65,14 +67,17 @@ async def look_after(kube: Kube, pod: JsonObject, *, release_it: bool) -> None:
                 await release_if_unneeded(kube, pod)
             return
         except (ApiError, aiohttp.ClientError, TimeoutError) as error:
-            logger.warning(
-                "pod %s: not looked after yet: %s; retrying in %.0f s",
-                pod["metadata"]["name"],
-                error,
-                backoff,
-            )
+            if not _worth_retrying(error):
+                logger.warning("pod %s: not looked after: %s", pod["metadata"]["name"], error)
+                return
+            log_retry(logger, f"pod {pod['metadata']['name']}", error, backoff)
         await asyncio.sleep(backoff)
         backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+
+
+def _worth_retrying(error: BaseException) -> bool:
+    # A 409 here is the UID precondition: the pod of that name is another one now.
+    return transient(error) and not (isinstance(error, ApiError) and error.status == 409)
 
 
 async def release_pods_of(kube: Kube, namespace: str, phase: str, uid: str) -> None:
@@ -86,7 +91,10 @@ async def release_pods_of(kube: Kube, namespace: str, phase: str, uid: str) -> N
             pods = await kube.list(paths.pod(namespace), label_selector=selector)
             break
         except (ApiError, aiohttp.ClientError, TimeoutError) as error:
-            logger.warning("pods of phase %s/%s: %s; retrying", namespace, phase, error)
+            if not transient(error):
+                logger.error("pods of phase %s/%s: not released: %s", namespace, phase, error)
+                return
+            log_retry(logger, f"pods of phase {namespace}/{phase}", error, backoff)
         await asyncio.sleep(backoff)
         backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
     for pod in pods:
