@@ -37,17 +37,6 @@ def describe(error: ApiError) -> str:
     return str(error)
 
 
-def is_transient(error: BaseException) -> bool:
-    """Whether ``error`` may pass if the same work is tried again: a wait, an outage of the
-    API server or of storage, a conflict with another writer, a permission not yet granted
-    or an object not there yet. Anything else would come back the same (R55)."""
-    if isinstance(error, RetryLater | aiohttp.ClientError | TimeoutError | StorageError):
-        return True
-    if isinstance(error, ApiError):
-        return error.status in (0, 403, 404, 409, 429) or error.status >= 500
-    return False
-
-
 def log_retry(logger: logging.Logger, subject: str, error: BaseException, delay: float) -> None:
     """Log ``error`` at the level it deserves before ``subject`` is tried again.
 

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from agentjobs.adapters import log_records, metrics, paths
-from agentjobs.adapters.kube import Kube
+from agentjobs.adapters.kube import ApiError, Kube
 from agentjobs.handlers import (
     errors,
     phase_finish,
@@ -58,6 +58,12 @@ class Runnable(Protocol):
     async def give_up(self, error: Exception) -> None: ...
 
 
+def _worth_retrying(error: Exception) -> bool:
+    """A passing fault, or a permission the operator lacks: an admin grants it, and the
+    phase goes on then (as before R55)."""
+    return errors.transient(error) or (isinstance(error, ApiError) and error.forbidden)
+
+
 async def run_to_end(runner: Runnable) -> None:
     """Run until the phase is resolved. A passing fault is retried with backoff; any other
     error ends the phase failed, once, instead of reading its log again for ever (R55)."""
@@ -71,8 +77,8 @@ async def run_to_end(runner: Runnable) -> None:
             else:
                 await runner.give_up(failed)
             return
-        except Exception as error:  # sorted by errors.is_transient; the phase must still end
-            if errors.is_transient(error):
+        except Exception as error:  # sorted by _worth_retrying; the phase must still end
+            if _worth_retrying(error):
                 errors.log_retry(logger, subject, error, backoff)
             elif failed is None:
                 logger.error("%s: unexpected error; the phase ends failed", subject, exc_info=error)
