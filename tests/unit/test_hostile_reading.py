@@ -13,12 +13,15 @@ built from such a verdict serialises as JSON.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 
-from agentjobs.logic import agent_text, phase_status, report_body, usage
+from agentjobs.logic import agent_text, phase, phase_status, report_body, resolution, usage
+from agentjobs.logic.artifact_rule import RecoveryContext
 from agentjobs.logic.grade_reader import GradeReader
 from agentjobs.models.contract import ReportState, TranscriptFormat, Usage
+from agentjobs.models.resources import PhaseResourceStatus
 from tests.unit.reading import read, report_block
 
 SURROGATE = "\\ud83d"  # as JSON writes it: half of an emoji
@@ -26,8 +29,12 @@ FORMATS = list(TranscriptFormat)
 EVENT_FORMATS = [f for f in TranscriptFormat if f is not TranscriptFormat.TEXT]
 
 
-def encodes(text: str | None) -> bool:
-    return text is None or bool(text.encode("utf-8")) or text == ""
+def encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def test_a_lone_surrogate_in_comments_is_replaced() -> None:
@@ -151,12 +158,6 @@ def test_a_grade_with_surrogates_and_huge_counts_is_read() -> None:
 
 
 def test_a_status_from_a_hostile_verdict_serialises() -> None:
-    from datetime import UTC, datetime
-
-    from agentjobs.logic import phase, resolution
-    from agentjobs.logic.artifact_rule import RecoveryContext
-    from agentjobs.models.resources import PhaseResourceStatus
-
     log = (
         '{"type":"assistant","message":{"id":"m","content":[{"type":"text","text":'
         f'"TASK_RESULT: {{\\"success\\": true, \\"comments\\": \\"c{SURROGATE}\\"}}\\n'
