@@ -62,6 +62,7 @@ def test_a_cut_never_splits_a_character() -> None:
 def test_a_cut_counts_a_surrogate_as_the_replacement_character() -> None:
     assert agent_text.cut("ab\ud83d" + "c" * 10, 5) == "ab\ufffd"
     assert agent_text.cut("ab\ud83d", 5) == "ab\ufffd"
+    assert agent_text.cut("ab\ud83d", 100) == "ab\ufffd"
 
 
 def test_a_short_text_is_not_cut() -> None:

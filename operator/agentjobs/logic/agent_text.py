@@ -58,21 +58,25 @@ def clean(text: str) -> str:
 
 def utf8(text: str) -> bytes:
     """``text`` as UTF-8, a lone surrogate as U+FFFD (strict encoding raises on one)."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
+    return _encoded(text)[1]
 
 
 def cut(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` bytes of UTF-8, never through a character (a lone
-    surrogate counts as the U+FFFD it becomes)."""
-    if len(text) * 4 <= limit:  # no character takes more than 4 bytes
-        return text
-    encoded = utf8(text)
+    """``text`` cut to ``limit`` bytes of UTF-8, never through a character, a lone
+    surrogate as the U+FFFD it becomes."""
+    whole, encoded = _encoded(text)
     if len(encoded) <= limit:
-        return encoded.decode("utf-8")
+        return whole
     return encoded[:limit].decode("utf-8", errors="ignore")
+
+
+def _encoded(text: str) -> tuple[str, bytes]:
+    """``text`` with every lone surrogate replaced (itself when it has none), and its UTF-8."""
+    try:
+        return text, text.encode("utf-8")
+    except UnicodeEncodeError:
+        whole = _SURROGATE.sub("\ufffd", text)
+        return whole, whole.encode("utf-8")
 
 
 def count(value: int) -> int:
