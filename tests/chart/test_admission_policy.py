@@ -5,8 +5,9 @@ Cases: off by default (nothing rendered); on, the policy and its binding are val
 1.35 objects and `helm lint --strict` is clean; the validation actions and failure policy reach
 them, and the schema refuses others; watched namespaces limit the binding to them; the
 operator's own ServiceAccount is the one left out; a Kubernetes older than 1.34 (no CEL list
-library) is refused with a clear message; its authorizer checks fit CEL's cost limits; every
-field the models let a phase set is judged by the policy or listed here as not needing it.
+library) is refused with a clear message; its authorizer checks fit CEL's cost limits, and the
+bound on the env entries it judges comes first; every field the models let a phase set is
+judged by the policy or listed here as not needing it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import kubernetes_validate
 import pytest
 
 from agentjobs.models.kubernetes import PodSecurityContext, SecurityContext
-from agentjobs.models.resources import PhaseSettings
+from agentjobs.models.resources import PhaseTemplate
 from tests.chart.conftest import CHART, Render, run_helm
 
 KUBE = ("--kube-version", "1.35.0")
@@ -105,12 +106,21 @@ def test_authorizer_checks_fit_the_cel_cost_limits(render: Render) -> None:
     assert 10 <= sum(checks) <= 20
 
 
+def test_the_bound_on_what_it_judges_comes_before_every_costly_check(render: Render) -> None:
+    """Validations run in order until the budget runs out; under failurePolicy Ignore an
+    expression that runs it out admits, so the bound must be judged first."""
+    validations = policy_objects(render, ON)["ValidatingAdmissionPolicy"]["spec"]["validations"]
+    first, *rest = [v["expression"] for v in validations]
+    assert first == "variables.unchanged || variables.entries <= 4096"
+    assert all("variables.entries" not in expression for expression in rest)
+
+
 # What a phase may set that the policy leaves alone: what the agent runs and how its run is
 # read, and placement, which the namespace's own admission (PodTolerationRestriction, quotas on
 # priority classes, ...) judges on the operator's pods as on anyone's.
 UNJUDGED_SETTINGS = {
-    "image", "command", "args", "resources", "timeoutSeconds", "transcriptFormat", "outputs",
-    "outcome", "workspace", "retry", "keepPods",
+    "name", "prompt", "image", "command", "args", "resources", "timeoutSeconds",
+    "transcriptFormat", "outputs", "workspace", "retry", "keepPods",
     "nodeSelector", "tolerations", "affinity", "priorityClassName", "runtimeClassName",
 }  # fmt: skip
 # Security fields the restricted Pod Security profile allows with any value.
@@ -125,7 +135,7 @@ def test_every_field_a_phase_may_set_is_judged_or_known_not_to_need_it(render: R
         v["name"]: v["expression"]
         for v in policy_objects(render, ON)["ValidatingAdmissionPolicy"]["spec"]["variables"]
     }
-    for field in (f.alias for f in PhaseSettings.model_fields.values()):
+    for field in (f.alias for f in PhaseTemplate.model_fields.values()):
         assert field in UNJUDGED_SETTINGS or f"s.?{field}" in variables["unchanged"], field
     for model, prefix in ((PodSecurityContext, "podSecurityContext"),
                           (SecurityContext, "securityContext")):  # fmt: skip

@@ -5,22 +5,32 @@ The chart is rendered with `admissionPolicy.enabled=true` for the test's namespa
 that namespace (`kubectl --as`), each holding only the Roles the test grants it. Creations are
 server-side dry runs: admission judges them, nothing runs. Cases:
 
+- every reference to a Secret, a ConfigMap or a ServiceAccount that the CRDs let an Execution or
+  a Phase make (found by walking their schemas, tests/chart/crd_references.py) is refused, the
+  message naming the field, until the user holds what it takes; only the listed exemptions
+  are not judged;
 - a Secret in `env` or `envFrom` is refused, with the policy's message naming the phase, the
-  field and the Secret, until the user may get that very Secret;
+  field and the Secret, until the user may get that very Secret; the grader's, in a phase's
+  outcome and in the defaults', the same;
+- a ConfigMap a pod is given (`promptFrom`, `rubricFrom`, env) needs `get` on it;
 - a `serviceAccountName` (here in `spec.defaults`) needs pod creation and impersonation of that
   ServiceAccount (`get` on it is not enough);
 - each security setting outside the restricted Pod Security profile, and `imagePullSecrets`, is
   refused, naming it, until the user may create pods, while settings inside the profile need
   nothing;
 - a Phase created directly is judged the same way, but not the operator's own Phases;
-- an update is judged only when it changes a guarded field (a label or a cancel is not);
-- the worst case (32 phases, 8 Secrets and 4 ServiceAccounts each granted by name) stays within
-  CEL's cost budget, and more distinct names than the policy checks one by one need the
-  namespace-wide right.
+- an update is judged only when it changes a guarded field (a label or a cancel is not), and a
+  grader's Secret added by an update is judged;
+- a spec with more env entries than the policy can judge within CEL's budget is refused first,
+  so that even with failurePolicy Ignore it cannot run the budget out and be admitted;
+- the worst case (32 phases with graders, 8 Secrets, 4 ConfigMaps and 4 ServiceAccounts each
+  granted by name) stays within CEL's cost budget, and more distinct names than the policy
+  checks one by one need the namespace-wide right.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import subprocess
@@ -29,8 +39,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+import yaml
 
 from devcluster.testing import DevCluster, Kubectl
+from tests.chart import crd_references
 from tests.integration.operator_fixtures import REPO, wait_for
 
 CHART = REPO / "charts" / "agentjobs"
@@ -104,20 +116,33 @@ def secret_env(name: str) -> dict[str, Any]:
     return {"name": "KEY", "valueFrom": {"secretKeyRef": {"name": name, "key": "key"}}}
 
 
-@pytest.fixture
-def tenant(
-    local_cluster: DevCluster, kubectl: Kubectl, crds: None, namespace: str
-) -> Iterator[Tenant]:
-    """The policy bound to the test's namespace; ServiceAccount `alice` may create and patch
-    Executions there, and nothing else."""
-    release = f"policy-{namespace[-6:]}"
-    rendered = subprocess.run(
+def rendered_policy(
+    cluster: DevCluster, release: str, namespace: str, failure_policy: str = "Fail"
+) -> str:
+    """The chart's policy and binding, bound to ``namespace`` only."""
+    return subprocess.run(
         ["helm", "template", release, str(CHART), "--namespace", namespace,
          "--kube-version", "1.35.0", "--set", "admissionPolicy.enabled=true",
+         "--set", f"admissionPolicy.failurePolicy={failure_policy}",
          "--set", f"watchNamespaces={{{namespace}}}",
          "--show-only", "templates/admission-policy.yaml"],
-        env=local_cluster.env, capture_output=True, text=True, check=True,
+        env=cluster.env, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
+
+
+@pytest.fixture
+def tenant(
+    local_cluster: DevCluster,
+    kubectl: Kubectl,
+    crds: None,
+    namespace: str,
+    request: pytest.FixtureRequest,
+) -> Iterator[Tenant]:
+    """The policy bound to the test's namespace (with the failure policy a test may give as
+    its indirect parameter); ServiceAccount `alice` may create and patch Executions there, and
+    nothing else."""
+    release = f"policy-{namespace[-6:]}"
+    rendered = rendered_policy(local_cluster, release, namespace, getattr(request, "param", "Fail"))
     kubectl.run("apply", "-f", "-", input=rendered)
     found = Tenant(kubectl, namespace, release)
     for account in ("alice", found.operator, "robot", "other"):
@@ -152,6 +177,58 @@ def test_a_secret_in_env_needs_get_on_that_very_secret(tenant: Tenant) -> None:
     ) in tenant.denial("alice", manifest)
 
     tenant.grant("alice", "get", "secrets", "shared")
+    tenant.assert_allowed("alice", manifest)
+
+
+def graded(**grader: Any) -> dict[str, Any]:
+    return {"outcome": {"rubric": "Graded.", "grader": {"image": "busybox", **grader}}}
+
+
+def test_a_graders_secrets_need_get_in_a_phase_and_in_the_defaults(tenant: Tenant) -> None:
+    alice = tenant.user("alice")
+    manifest = execution(
+        defaults=graded(envFrom=[{"secretRef": {"name": "shared"}}]),
+        **graded(env=[secret_env("api-key")]),
+    )
+
+    # One refusal at a time, the defaults' first.
+    assert (
+        "a pod given Secret shared (asked for by spec.defaults.outcome.grader.envFrom[0].secretRef)"
+        f" takes permission to get it, and {alice} may not get Secret shared in namespace "
+        f"{tenant.namespace}"
+    ) in tenant.denial("alice", manifest)
+
+    tenant.grant("alice", "get", "secrets", "shared")
+    in_phase = (
+        "a pod given Secret api-key (asked for by spec.phases[0].outcome.grader.env[0].valueFrom"
+        ".secretKeyRef (phase draft))"
+    )
+    wait_for(lambda: in_phase in tenant.denial("alice", manifest), timeout=10)
+    tenant.grant("alice", "get", "secrets", "api-key")
+    tenant.assert_allowed("alice", manifest)
+
+
+def test_a_config_map_a_pod_is_given_needs_get_on_it(tenant: Tenant) -> None:
+    alice = tenant.user("alice")
+    manifest = execution(
+        defaults=graded(envFrom=[{"configMapRef": {"name": "settings"}}]),
+        promptFrom={"configMapKeyRef": {"name": "prompts", "key": "draft"}},
+    )
+    del manifest["spec"]["phases"][0]["prompt"]
+
+    assert (
+        "a pod given ConfigMap settings (asked for by "
+        "spec.defaults.outcome.grader.envFrom[0].configMapRef) takes permission to get it, and "
+        f"{alice} may not get ConfigMap settings in namespace {tenant.namespace}"
+    ) in tenant.denial("alice", manifest)
+
+    tenant.grant("alice", "get", "configmaps", "settings")
+    prompts = (
+        "a pod given ConfigMap prompts (asked for by spec.phases[0].promptFrom.configMapKeyRef "
+        "(phase draft))"
+    )
+    wait_for(lambda: prompts in tenant.denial("alice", manifest), timeout=10)
+    tenant.grant("alice", "get", "configmaps", "prompts")
     tenant.assert_allowed("alice", manifest)
 
 
@@ -242,14 +319,18 @@ def test_security_settings_outside_the_restricted_profile_need_pod_creation(
     tenant.assert_allowed("alice", pulling)
 
 
+PHASE = {
+    "apiVersion": "agentjobs.io/v1alpha1",
+    "kind": "Phase",
+    "metadata": {"name": "policy-probe-0-draft"},
+    "spec": {"executionName": "policy-probe", "index": 0, "name": "draft",
+             "image": "busybox", "prompt": "Write it."},
+}  # fmt: skip
+
+
 def test_a_phase_created_directly_is_judged_too_but_not_the_operators_own(tenant: Tenant) -> None:
-    phase = {
-        "apiVersion": "agentjobs.io/v1alpha1",
-        "kind": "Phase",
-        "metadata": {"name": "policy-probe-0-draft"},
-        "spec": {"executionName": "policy-probe", "index": 0, "name": "draft",
-                 "image": "busybox", "prompt": "Write it.", "env": [secret_env("api-key")]},
-    }  # fmt: skip
+    phase = copy.deepcopy(PHASE)
+    phase["spec"]["env"] = [secret_env("api-key")]
     for account in ("alice", tenant.operator):
         tenant.grant(account, "create", "phases.agentjobs.io")
 
@@ -287,34 +368,160 @@ def test_an_update_is_judged_only_when_it_changes_a_guarded_field(tenant: Tenant
     assert "spec.phases[0].serviceAccountName (phase draft)" in refused.stderr, refused.stderr
 
 
+def test_a_graders_secret_added_by_an_update_is_judged(tenant: Tenant) -> None:
+    created = execution()
+    created["spec"]["cancel"] = True  # nothing to run, even if an operator watched here
+    tenant.kubectl.apply(created, tenant.namespace)
+    tenant.grant("alice", "get", "executions.agentjobs.io")  # kubectl patch reads it first
+    as_alice = ["-n", tenant.namespace, f"--as={tenant.user('alice')}", "execution/policy-probe"]
+    later = {"spec": {"defaults": graded(envFrom=[{"secretRef": {"name": "api-key"}}])}}
+    patch = ("patch", *as_alice, "--type=merge", "-p", json.dumps(later))
+    refusal = (
+        "a pod given Secret api-key (asked for by "
+        "spec.defaults.outcome.grader.envFrom[0].secretRef)"
+    )
+
+    wait_for(lambda: refusal in tenant.kubectl.run(*patch, check=False).stderr, timeout=10)
+    tenant.grant("alice", "get", "secrets", "api-key")
+    wait_for(lambda: tenant.kubectl.run(*patch, check=False).returncode == 0, timeout=10)
+
+
 def test_the_worst_case_stays_within_the_cel_cost_budget(tenant: Tenant) -> None:
     secrets = [f"key-{n}" for n in range(8)]
+    maps = [f"map-{n}" for n in range(4)]
     accounts = ["robot", "other", "third", "fourth"]
     for name in secrets:
         tenant.grant("alice", "get", "secrets", name)
+    for name in maps:
+        tenant.grant("alice", "get", "configmaps", name)
     for name in accounts:
         tenant.grant("alice", "impersonate", "serviceaccounts", name)
     tenant.grant("alice", "create", "pods")
+    container = {
+        "env": [secret_env(name) for name in secrets]
+        + [{"name": "MAP", "valueFrom": {"configMapKeyRef": {"name": name, "key": "key"}}}
+           for name in maps],
+        "envFrom": [{"secretRef": {"name": name}} for name in secrets]
+        + [{"configMapRef": {"name": name}} for name in maps],
+    }  # fmt: skip
     manifest = execution()
     manifest["spec"]["phases"] = [
-        {"name": f"p{n}", "prompt": "Write it.", "serviceAccountName": accounts[n % 4],
-         "env": [secret_env(name) for name in secrets],
-         "envFrom": [{"secretRef": {"name": name}} for name in secrets],
+        {"name": f"p{n}", "promptFrom": {"configMapKeyRef": {"name": maps[0], "key": "p"}},
+         "serviceAccountName": accounts[n % 4], **container,
+         "outcome": {"rubricFrom": {"configMapKeyRef": {"name": maps[1], "key": "r"}},
+                     "grader": {"image": "busybox", **container}},
          **OUTSIDE_RESTRICTED["securityContext.privileged=true"]}
         for n in range(32)
     ]  # fmt: skip
     tenant.assert_allowed("alice", manifest)
 
-    manifest["spec"]["phases"][0]["env"].append(secret_env("key-8"))
+    grader = manifest["spec"]["phases"][0]["outcome"]["grader"]
+    grader["env"].append(secret_env("key-8"))
     assert (
-        "the phases reference 9 different Secrets, and "
+        "the phases reference more than 8 different Secrets, and "
         f"{tenant.user('alice')} may not get every Secret in namespace {tenant.namespace}: "
         "this policy checks at most 8 by name"
     ) in tenant.denial("alice", manifest)
     tenant.grant("alice", "get", "secrets")
     tenant.assert_allowed("alice", manifest)
 
+    grader["envFrom"].append({"configMapRef": {"name": "map-4"}})
+    assert (
+        "the phases reference more than 4 different ConfigMaps, and "
+        f"{tenant.user('alice')} may not get every ConfigMap in namespace {tenant.namespace}: "
+        "this policy checks at most 4 by name"
+    ) in tenant.denial("alice", manifest)
+    tenant.grant("alice", "get", "configmaps")
+    tenant.assert_allowed("alice", manifest)
+
     manifest["spec"]["phases"][0]["serviceAccountName"] = "fifth"
     assert "the phases name 5 different ServiceAccounts; this policy allows at most 4" in (
         tenant.denial("alice", manifest)
     )
+
+
+@pytest.mark.parametrize("tenant", ["Ignore"], indirect=True)
+def test_no_spec_can_spend_the_budget_before_it_is_judged_even_when_failures_are_ignored(
+    tenant: Tenant,
+) -> None:
+    """Running out of CEL budget is a failure, which failurePolicy Ignore admits: a spec padded
+    past what the policy can judge is refused before anything costly is evaluated."""
+    secrets = [{"secretRef": {"name": "api-key"}}] * 64
+    padded = execution(defaults=OUTSIDE_RESTRICTED["securityContext.privileged=true"])
+    padded["spec"]["phases"] = [
+        {"name": f"p{n}", "prompt": "Write it.", "envFrom": secrets, **graded(envFrom=secrets)}
+        for n in range(32)
+    ]
+    # 4096 entries are judged: the privileged pod and the Secret are what alice may not have.
+    assert "a pod outside the restricted Pod Security profile" in tenant.denial("alice", padded)
+
+    padded["spec"]["defaults"]["env"] = [{"name": "ONE", "value": "more"}]
+    assert (
+        "the phases and their graders set 4097 env and envFrom entries in all; this policy "
+        "judges at most 4096"
+    ) in tenant.denial("alice", padded)
+
+
+# Reference-bearing fields the policy does not judge, and why.
+EXEMPT = {
+    # Never reaches a pod: the operator signs webhooks with it, and reads only the one Secret
+    # the chart names (webhooks.secretName), refusing others. `get` on it would let its holder
+    # forge every webhook of the namespace, more than having the operator sign its own events.
+    "spec.notify[].secretRef": "signs the operator's webhooks, never given to a pod",
+}
+
+
+def grant_every_probe(tenant: Tenant, probes: dict[crd_references.Reference, str]) -> None:
+    """One Role giving alice what each probed reference takes: `get` on each Secret and
+    ConfigMap, `impersonate` on each ServiceAccount, and `create` on pods."""
+    rules: list[dict[str, Any]] = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]}]
+    for kind, resource, verb in (("Secret", "secrets", "get"), ("ConfigMap", "configmaps", "get"),
+                                 ("ServiceAccount", "serviceaccounts", "impersonate")):  # fmt: skip
+        names = sorted({name for r, name in probes.items() if r.kind == kind})
+        if names:
+            rules.append({"apiGroups": [""], "resources": [resource], "verbs": [verb],
+                          "resourceNames": names})  # fmt: skip
+    meta = {"name": "alice-every-probe", "namespace": tenant.namespace}
+    tenant.kubectl.apply(
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta,
+         "rules": rules},
+        tenant.namespace,
+    )  # fmt: skip
+    tenant.kubectl.apply(
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": meta,
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                     "name": meta["name"]},
+         "subjects": [{"kind": "ServiceAccount", "name": "alice",
+                       "namespace": tenant.namespace}]},
+        tenant.namespace,
+    )  # fmt: skip
+
+
+def check_every_reference(tenant: Tenant, crd: str, base: dict[str, Any]) -> None:
+    """Probe each reference-bearing field of ``crd``'s schema on its own, with a name alice may
+    not use: each must be refused, naming the field, then admitted once she may."""
+    spec = crd_references.spec_schema(yaml.safe_load((REPO / "crds" / f"{crd}.yaml").read_text()))
+    found = crd_references.references(spec)
+    assert found, f"no references found in {crd}: the walk is broken"
+    probes = {r: f"probe-{n}" for n, r in enumerate(found) if r.field not in EXEMPT}
+    manifests = {r: crd_references.probe(base, spec, r, name) for r, name in probes.items()}
+
+    unjudged = {}
+    for reference, manifest in manifests.items():
+        result = tenant.create("alice", manifest)
+        if result.returncode == 0 or reference.at not in result.stderr:
+            unjudged[reference.field] = result.stderr or "admitted"
+    assert not unjudged, f"the policy does not judge these fields of {crd}: {unjudged}"
+
+    grant_every_probe(tenant, probes)
+    for manifest in manifests.values():
+        tenant.assert_allowed("alice", manifest)
+
+
+def test_every_reference_an_execution_can_make_is_judged(tenant: Tenant) -> None:
+    check_every_reference(tenant, "executions", execution())
+
+
+def test_every_reference_a_phase_can_make_is_judged(tenant: Tenant) -> None:
+    tenant.grant("alice", "create", "phases.agentjobs.io")
+    check_every_reference(tenant, "phases", PHASE)
