@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,6 +36,61 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+class Service:
+    """A TCP port in front of several replicas' credentials endpoints, as a Kubernetes Service
+    is in front of their pods: each connection goes to the next replica that accepts it."""
+
+    def __init__(self, backends: list[int]) -> None:
+        self.port = free_port()
+        self._backends = backends
+        self._next = 0
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._server: asyncio.Server | None = None
+
+    def __enter__(self) -> Service:
+        self._thread.start()
+        start = asyncio.start_server(self._forward, "127.0.0.1", self.port)
+        self._server = asyncio.run_coroutine_threadsafe(start, self._loop).result(timeout=10)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        async def close() -> None:
+            assert self._server is not None
+            self._server.close()
+            for task in asyncio.all_tasks() - {asyncio.current_task()}:
+                task.cancel()
+            await asyncio.sleep(0.1)
+
+        asyncio.run_coroutine_threadsafe(close(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+
+    async def _forward(self, client: asyncio.StreamReader, to_client: asyncio.StreamWriter) -> None:
+        for _ in self._backends:
+            port = self._backends[self._next % len(self._backends)]
+            self._next += 1
+            try:
+                server, to_server = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                continue  # that replica is gone: the next one
+            await asyncio.gather(_pipe(client, to_server), _pipe(server, to_client))
+            return
+        to_client.close()
+
+
+async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+    try:
+        while data := await source.read(65536):
+            sink.write(data)
+            await sink.drain()
+    except OSError:
+        pass
+    finally:
+        sink.close()
 
 
 class OperatorProcess:
@@ -91,6 +148,11 @@ class OperatorProcess:
             except subprocess.TimeoutExpired:
                 self._process.kill()
                 self._process.wait()
+
+    def wait(self, timeout: float) -> int:
+        """Its exit code, once it has exited on its own within ``timeout`` seconds."""
+        assert self._process is not None
+        return self._process.wait(timeout=timeout)
 
     def log(self) -> str:
         return self._log.read_text(errors="replace")

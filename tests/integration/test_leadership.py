@@ -33,6 +33,7 @@ from tests.integration.operator_fixtures import (
     CREDENTIALS_LISTEN,
     ROOT_IMAGES_ALLOWED,
     OperatorProcess,
+    Service,
     apply_manifest,
     free_port,
     phase_status,
@@ -68,27 +69,35 @@ def runner_lines(process: OperatorProcess, namespace: str, what: str) -> list[st
 def replicas(
     local_cluster: DevCluster, crds: None, namespace: str, tmp_path: Path
 ) -> Iterator[Replicas]:
-    # One credentials endpoint port for both, as one Service in front of both replicas.
-    listen = f"{CREDENTIALS_LISTEN}=127.0.0.1:{free_port()}"
-    flags = [*ROOT_IMAGES_ALLOWED, "--leader-election", LEASE, listen]
+    # Each replica's endpoint on a port of its own (one process per port), and one Service in
+    # front of both, whose URL the pods get from either.
+    ports = [free_port(), free_port()]
+    service = Service(ports)
+    url = f"--credentials-url=https://127.0.0.1:{service.port}"
+    flags = [*ROOT_IMAGES_ALLOWED, "--leader-election", LEASE, url]
     leader_log = tmp_path / "leader.log"
-    leader = OperatorProcess(local_cluster.env, namespace, leader_log, flags)
-    follower = OperatorProcess(local_cluster.env, namespace, tmp_path / "follower.log", flags)
-    leader.start()
-    try:
-        wait_for(lambda: "leading as" in leader.log(), timeout=30, what="the first to lead")
-        follower.start()
-        # The follower has read the Lease and seen who holds it.
-        wait_for(lambda: f"{namespace}/{LEASE} is held by" in follower.log(), timeout=30)
-        assert "leading as" not in follower.log()
-        yield Replicas(leader=leader, follower=follower, leader_log=leader_log)
-    finally:
-        for process in (leader, follower):
-            with contextlib.suppress(AssertionError, ProcessLookupError):  # never started
-                process.send(signal.SIGCONT)  # a frozen process cannot hear SIGTERM
-            process.stop()
-        print("leader:\n" + leader.log()[-20000:])  # shown by pytest when the test failed
-        print("follower:\n" + follower.log()[-20000:])
+    leader, follower = (
+        OperatorProcess(
+            local_cluster.env, namespace, log, [*flags, f"{CREDENTIALS_LISTEN}=127.0.0.1:{port}"]
+        )
+        for log, port in zip((leader_log, tmp_path / "follower.log"), ports, strict=True)
+    )
+    with service:
+        leader.start()
+        try:
+            wait_for(lambda: "leading as" in leader.log(), timeout=30, what="the first to lead")
+            follower.start()
+            # The follower has read the Lease and seen who holds it.
+            wait_for(lambda: f"{namespace}/{LEASE} is held by" in follower.log(), timeout=30)
+            assert "leading as" not in follower.log()
+            yield Replicas(leader=leader, follower=follower, leader_log=leader_log)
+        finally:
+            for process in (leader, follower):
+                with contextlib.suppress(AssertionError, ProcessLookupError):  # never started
+                    process.send(signal.SIGCONT)  # a frozen process cannot hear SIGTERM
+                process.stop()
+            print("leader:\n" + leader.log()[-20000:])  # shown by pytest when the test failed
+            print("follower:\n" + follower.log()[-20000:])
 
 
 def start_mid_phase(kubectl: Kubectl, namespace: str, replicas: Replicas) -> None:

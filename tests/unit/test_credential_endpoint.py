@@ -7,7 +7,10 @@ certificate is the same on every derivation, verifies with its CA and not with a
 a missing, malformed, re-signed or expired token is 401; a malformed or oversized batch is
 400; a key outside the token's grants, or a bucket off the allow-list, is 403 naming the
 object; the client turns 401/403 into CredentialRefused and an unreachable or untrusted
-endpoint into a retryable StorageError; the flags of `agentjobs run` reach the config.
+endpoint into a retryable StorageError; the flags of `agentjobs run` reach the config. A
+body over the shared limit (models/presign.py) is 413 and a body at it is read; the client
+takes a 413, or any 4xx but 408 and 429, as a refusal for good (CredentialRefused), never
+as an outage, and 408, 429 and 5xx as a StorageError, retried.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 
 import pytest
 import urllib3
+from aiohttp import web
 
 from agentjobs.adapters import tls_identity
 from agentjobs.adapters.object_store import ObjectStore, StorageError, StorageSettings
@@ -33,6 +37,7 @@ from agentjobs.handlers import credential_service
 from agentjobs.handlers.config import CredentialsEndpoint
 from agentjobs.logic import credentials
 from agentjobs.logic.bucket_policy import BucketPolicy
+from agentjobs.models import presign
 from agentjobs.models.storage import ObjectLocation
 
 ROOT = "team-a/review/0-plan/attempt-1"
@@ -70,7 +75,10 @@ class Running:
             response = http.request(
                 "POST", self.service.url + "/v1/presign", body=body, headers=headers
             )
-        answer: dict[str, str] = json.loads(response.data)
+        try:
+            answer: dict[str, str] = json.loads(response.data)
+        except ValueError:  # aiohttp's own 413 is text
+            answer = {}
         return response.status, answer
 
 
@@ -207,3 +215,55 @@ def test_the_flags_reach_the_config(tmp_path: Path) -> None:
     half = parser.parse_args([f"--credentials-tls-cert={tmp_path / 'c'}"])
     with pytest.raises(SystemExit):
         run.credentials_endpoint(half)
+
+
+def test_a_body_over_the_shared_limit_is_413_and_one_at_it_is_read(endpoint: Running) -> None:
+    token = endpoint.service.issue(claims())
+    over = b" " * (presign.MAX_BODY_BYTES + 1)
+    assert endpoint.post(over, token)[0] == 413
+    at = b'{"objects": []}'.ljust(presign.MAX_BODY_BYTES)
+    assert endpoint.post(at, token)[0] == 400  # read, and found to ask for nothing
+
+
+def test_a_413_is_a_refusal_for_good_not_an_outage(endpoint: Running) -> None:
+    store = endpoint.store(endpoint.service.issue(claims()))
+    huge = ObjectLocation("agentjobs", f"{ROOT}/" + "\u00e9" * presign.MAX_BODY_BYTES)
+    with pytest.raises(CredentialRefused, match="HTTP 413"):
+        store.prepare("PUT", [huge])
+
+
+@pytest.mark.parametrize(
+    ("status", "refused"),
+    [(400, True), (404, True), (413, True), (408, False), (429, False), (500, False), (503, False)],
+)
+def test_only_a_4xx_but_408_and_429_is_a_refusal_for_good(status: int, refused: bool) -> None:
+    identity = tls_identity.derived(b"answers", ["127.0.0.1"])
+
+    async def answer(request: web.Request) -> web.Response:
+        # No keep-alive: nothing is left open when the loop goes.
+        return web.json_response(
+            {"error": "scripted"}, status=status, headers={"Connection": "close"}
+        )
+
+    async def scenario() -> BaseException:
+        app = web.Application()
+        app.router.add_post(presign.PRESIGN_PATH, answer)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=identity.server_context())
+        await site.start()
+        store = PresignedStore(f"https://127.0.0.1:{runner.addresses[0][1]}", "t", identity.ca_pem)
+        try:
+            await asyncio.to_thread(store.prepare, "GET", [ObjectLocation("b", "k")])
+        except (StorageError, CredentialRefused) as error:
+            return error
+        finally:
+            store.close()
+            await asyncio.sleep(0.1)  # the server sees the connection close
+            await runner.cleanup()
+        raise AssertionError("no error")
+
+    error = asyncio.run(scenario())
+    assert isinstance(error, CredentialRefused) is refused
+    assert isinstance(error, StorageError) is not refused
+    assert f"HTTP {status}: scripted" in str(error)

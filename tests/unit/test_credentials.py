@@ -7,7 +7,9 @@ token; PUT only strictly under the attempt's own prefix (never another attempt's
 phase's, another namespace's, another bucket's, nor a key with `..`, `.`, empty parts, a
 leading slash, NUL or backslash); GET also of the inputs named, and only those; inputs
 outside the phase's own Execution are not readable; the allow-list admits the operator's
-bucket and the admin's names and patterns only, and its refusal names the flag.
+bucket and the admin's names and patterns only, and its refusal names the flag; only the
+operator's own bucket is ever created, never one a name or pattern allows (R60), and a
+missing one is named in the message.
 """
 
 from __future__ import annotations
@@ -200,3 +202,11 @@ def test_the_allow_list_admits_the_operators_bucket_and_the_admins_names() -> No
 def test_a_refused_bucket_is_named_with_the_flag_that_allows_it() -> None:
     message = BucketPolicy("agentjobs").refusal("loot")
     assert "'loot'" in message and "--allowed-bucket" in message and "agentjobs" in message
+
+
+def test_only_the_operators_own_bucket_is_ever_created() -> None:
+    policy = BucketPolicy("agentjobs", ("shared", "team-*"))
+    assert policy.creates("agentjobs")
+    assert not policy.creates("shared") and not policy.creates("team-anything")
+    message = policy.missing("team-anything")
+    assert "'team-anything' does not exist" in message and "'agentjobs'" in message

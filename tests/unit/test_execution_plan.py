@@ -6,7 +6,8 @@ Phase, or ends an execution between phases at once; the next phase's
 inputs are the previous phase's stored artifacts; defaults apply to every
 phase with the phase's own settings winning; conditions keep their
 transition time while their status holds; a written status is settled only
-when a reconcile of it would do nothing.
+when a reconcile of it would do nothing; a Phase the API server refuses fails
+the execution once, with the refusal's words.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from agentjobs.logic import conditions, execution_plan, phase_status
 from agentjobs.logic.execution_plan import ChildPhase
+from agentjobs.models.contract import FailureKind, SystemFailure
 from agentjobs.models.resources import (
     ExecutionResourceStatus,
     ExecutionSpec,
@@ -232,3 +234,23 @@ def test_deleting_an_earlier_completed_phase_interrupts_and_cancels_the_running_
     assert (result.status.status, result.status.current_phase) == ("interrupted", "plan")
     assert result.cancel == ["demo-1-build"]
     assert [p.name for p in result.status.phases] == ["plan", "build"]
+
+
+def test_a_refused_phase_fails_the_execution_once_with_the_refusals_words() -> None:
+    planned = plan([child(0, COMPLETED)])
+    assert planned.create_index == 1
+    refusal = SystemFailure(
+        kind=FailureKind.CONFIG, code="Invalid", message="the API server refused Phase 'x'"
+    )
+    failed = execution_plan.phase_refused(
+        planned.status, refusal, previous=ExecutionResourceStatus(), generation=1, now=NOW
+    )
+    assert (failed.status, failed.failure_classification) == ("failed", "platform")
+    assert (failed.current_phase, failed.finished_at) == ("build", NOW)
+    assert failed.task_outcome is not None and failed.task_outcome.status == "blocked"
+    assert "refused Phase 'x'" in failed.task_outcome.summary
+    assert [(c.type, c.status, c.message) for c in failed.conditions if c.type == "Failed"] == [
+        ("Failed", "True", "the API server refused Phase 'x'")
+    ]
+    again = _replan([child(0, COMPLETED)], SPEC, failed)
+    assert (again.create_index, again.status) == (None, failed)

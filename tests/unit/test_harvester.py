@@ -6,7 +6,10 @@ descriptor, and records every other entry as skipped with its reason; the
 caps skip files past the count, the per-file and per-phase bytes (a 5 GiB
 sparse file is never read); a storage error is retried, a file that fails
 while read is skipped and never retried; an unchanged manifest is not
-written again; the final sync of an unreadable file ends (as nobody).
+written again; the final sync of an unreadable file ends (as nobody). A refusal for good
+from the credentials endpoint (issue 21: a 413) is not retried: the periodic syncs stop
+asking, the last sync asks once, records the reason in a manifest that is not final and
+the harvester reports failure (its command exits 1); a last sync made after all succeeds.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import IO
 import pytest
 
 from agentjobs.adapters.object_store import StorageError
+from agentjobs.adapters.presigned_store import CredentialRefused
 from agentjobs.logic import harvest
 from agentjobs.models.storage import ArtifactManifest, ObjectLocation
 from agentjobs.sidecars import harvester
@@ -36,12 +40,18 @@ class MemoryStore:
         self.manifest_writes = 0
         self.fail_uploads = 0
         self.before_read: list[Path] = []
+        self.url_requests = 0
+        self.refuse_urls = 0
 
     def ensure_bucket(self, bucket: str) -> None:
         pass
 
     def prepare(self, method: str, locations: list[ObjectLocation]) -> None:
-        pass  # a presigning store asks for its URLs here
+        # A presigning store asks for its URLs here.
+        self.url_requests += 1
+        if self.refuse_urls:
+            self.refuse_urls -= 1
+            raise CredentialRefused("credentials endpoint refused the request: HTTP 413")
 
     def put_stream(
         self, location: ObjectLocation, stream: IO[bytes], *, size: int, media_type: str
@@ -177,3 +187,47 @@ def _final_sync_of_an_unreadable_file(tree: Path) -> None:
         [f"{ROOT}/manifest.json", f"{ROOT}/output/open.md"],
         {"secret.md": "unreadable (permission denied)"},
     ]
+
+
+class SigtermAfter(threading.Event):
+    """The harvester's stop flag, set (as SIGTERM sets it) after this many waits."""
+
+    def __init__(self, waits: int) -> None:
+        super().__init__()
+        self.waits = waits
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits -= 1
+        if self.waits <= 0:
+            self.set()
+        return self.is_set()
+
+
+def test_a_refusal_for_good_is_not_retried_and_is_recorded(tmp_path: Path) -> None:
+    (tmp_path / "report.md").write_text("the report")
+    store = MemoryStore()
+    store.refuse_urls = 1_000
+    worker = make(store, tmp_path)
+    worker.stopping = SigtermAfter(3)  # three periodic intervals, then SIGTERM
+    worker.run(interval=0)
+    assert worker.failure is not None  # `agentjobs harvest` exits 1 saying it
+    assert store.url_requests == 2  # the first periodic sync, then the last one: once each
+    manifest = store.manifest()
+    assert not manifest.final
+    assert manifest.failure == (
+        "the sync was refused: credentials endpoint refused the request: HTTP 413"
+    )
+    assert f"{ROOT}/output/report.md" not in store.objects
+
+
+def test_a_last_sync_made_after_a_refused_periodic_one_succeeds(tmp_path: Path) -> None:
+    (tmp_path / "report.md").write_text("the report")
+    store = MemoryStore()
+    store.refuse_urls = 1
+    worker = make(store, tmp_path)
+    worker.stopping = SigtermAfter(3)
+    worker.run(interval=0)
+    assert worker.failure is None
+    assert store.url_requests == 2
+    assert store.manifest().final and store.manifest().failure is None
+    assert store.objects[f"{ROOT}/output/report.md"] == b"the report"

@@ -23,8 +23,7 @@ from pydantic import ValidationError
 from agentjobs.cli import run
 from agentjobs.logic import phase_status, pod_placement, pod_security, pods
 from agentjobs.models.crd import structural_schema
-from agentjobs.models.kubernetes import PodSecurityContext, ResourceRequirements
-from agentjobs.models.placement import DNS_SUBDOMAIN
+from agentjobs.models.kubernetes import DNS_SUBDOMAIN, PodSecurityContext, ResourceRequirements
 from agentjobs.models.resources import ExecutionSpec, PhaseSpec
 from tests.unit import test_pods
 

@@ -1,6 +1,7 @@
 """Checkpointed run facts, owner checks and status patches: what lets a restart finish
 a phase without re-reading its log, never adopt another owner's object, and write
-nothing when nothing changed.
+nothing when nothing changed; a phase whose harvester never finished cannot complete, and
+one whose harvester gave its last sync up says why, short and printable.
 """
 
 from __future__ import annotations
@@ -78,6 +79,26 @@ def test_a_phase_whose_harvester_never_finished_cannot_complete() -> None:
     assert partial.error == phase.INCOMPLETE_ARTIFACTS
     assert partial.artifacts is not None
     assert [a.kept_as for a in partial.artifacts.artifacts] == ["failed_phase"]
+    assert partial.task_outcome.terminal_reason == "ArtifactsIncomplete"
+
+
+def test_a_harvester_that_gave_up_says_why_in_the_phases_error() -> None:
+    files = [OutputEntry(path="notes.md", kind=EntryKind.FILE, size=40)]
+    recovery = RecoveryContext(phase_name="draft", last_message=None, declared_outputs=())
+    success = Report(state=ReportState.SUCCESS, success=True)
+    partial = phase.resolve_phase(
+        report=success,
+        run=RunFacts(exit_code=0, stream_intact=True),
+        output=files,
+        recovery=recovery,
+        now=NOW,
+        artifacts_complete=False,
+        harvest_failure="the sync was refused: HTTP 413\x1b[2J" + "x" * 10_000,
+    )
+    assert partial.status == "failed"
+    assert partial.error is not None
+    assert partial.error.startswith("the harvester gave its last sync up (the sync was refused")
+    assert "HTTP 413?[2J" in partial.error and len(partial.error) < 500
     assert partial.task_outcome.terminal_reason == "ArtifactsIncomplete"
 
 

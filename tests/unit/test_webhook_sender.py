@@ -5,9 +5,10 @@ and gets the exact CloudEvent bytes and content type; 500 twice then 200
 delivers once with the same webhook-id every time; a 400 fails at once
 after one call; a receiver slower than the timeout is retried and then
 delivered; a redirect is not followed; a closed port is a retried error; a
-name that resolves only to a forbidden address is never connected to; an
-IP literal the rule forbids is not sent; neither logs nor errors show the
-URL's path or query.
+name that resolves only to a forbidden address is never connected to, also
+by the real rule (loopback no pattern named); an IP literal the rule forbids
+is not sent; neither logs nor errors show the URL's path or query, and a
+refusal keeps the status code and its standard phrase, never the body (R59).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ async def attempt(url: str, record: NotificationRecord, *, timeout: float = 2.0)
         content_type=event.content_type,
         body=event.body,
         headers=headers,
-        forbidden=targets.forbidden_host,
+        forbidden=target.forbidden,
         timeout=timeout,
     )
 
@@ -99,7 +100,7 @@ def test_r51_a_400_fails_at_once_after_one_call() -> None:
     receiver = Receiver(answers=[400])
     record = asyncio.run(deliver(receiver))
     assert record.state == "Failed"
-    assert record.last_error == "HTTP 400: invalid signature"
+    assert record.last_error == "HTTP 400 Bad Request"  # R59: never the receiver's body
     assert len(receiver.calls) == 1
 
 
@@ -154,6 +155,31 @@ def test_r49_a_name_resolving_only_to_a_forbidden_address_is_never_connected_to(
     assert receiver.calls == []
 
 
+def test_r59_what_a_name_resolves_to_is_judged_by_the_real_rule_before_connecting() -> None:
+    receiver = Receiver(answers=[200])
+    # The name itself passes (as a DNS name under a broad pattern would); its addresses,
+    # 127.0.0.1 and ::1, are loopback that no pattern named.
+    broad = targets.check("http://hooks.example.com/", targets.parse_patterns(["http://*/*"]))
+
+    def by_name_then_rule(host: str) -> str | None:
+        return None if host == "localhost" else broad.forbidden(host)
+
+    async def run() -> Answer:
+        async with serving(receiver) as url:
+            return await webhook_sender.send(
+                url=url.replace("127.0.0.1", "localhost"),
+                authority="localhost",
+                content_type="application/cloudevents+json",
+                body=b"{}",
+                headers={"webhook-id": "x"},
+                forbidden=by_name_then_rule,
+            )
+
+    answer = asyncio.run(run())
+    assert answer == NotSent("localhost resolves only to addresses the operator never calls", False)
+    assert receiver.calls == []
+
+
 def test_r49_a_forbidden_ip_literal_is_not_sent() -> None:
     answer = asyncio.run(
         webhook_sender.send(
@@ -188,4 +214,4 @@ def test_the_sender_answers_http_statuses_as_values() -> None:
             return await attempt(url, pending())
 
     answer = asyncio.run(run())
-    assert answer == HttpAnswer(status=503, retry_after=None, reason="ok")
+    assert answer == HttpAnswer(status=503, retry_after=None)

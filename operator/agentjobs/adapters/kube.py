@@ -25,10 +25,11 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import aiohttp
+import yarl
 from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 
-from agentjobs.adapters import metrics
+from agentjobs.adapters import metrics, paths
 
 JsonObject = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
@@ -98,9 +99,11 @@ class ApiSession:
         # a projected service-account token).
         for setting in (await self._configuration.auth_settings()).values():
             headers[setting["key"]] = setting["value"]
+        # Sent as built: paths.py quoted every segment, and a URL normalised again here would
+        # resolve a ``..`` against the segments before it.
         return await self._session.request(
             method,
-            self._configuration.host + path,
+            yarl.URL(self._configuration.host + path, encoded=True),
             params=query,
             data=None if body is None else json.dumps(body),
             headers=headers,
@@ -253,7 +256,7 @@ class Kube:
 
     async def log_tail(self, namespace: str, pod: str, container: str) -> str:
         """The last line a container logged ("" when there is none or it cannot be read)."""
-        path = f"/api/v1/namespaces/{namespace}/pods/{pod}/log"
+        path = paths.pod_log(namespace, pod)
         response = await self._request(
             "GET", path, query={"container": container, "tailLines": "1", "limitBytes": "2048"}
         )
@@ -268,7 +271,7 @@ class Kube:
         """A container's log from its first byte, followed or as it stands; the iterator ends
         when the stream does. A stream silent for ``idle_seconds`` raises a timeout, so that a
         half-open connection cannot hold a reader for ever."""
-        path = f"/api/v1/namespaces/{namespace}/pods/{pod}/log"
+        path = paths.pod_log(namespace, pod)
         query = {"container": container, "follow": "true" if follow else "false"}
         timeout = aiohttp.ClientTimeout(total=None, connect=30, sock_read=idle_seconds)
         response = await self._request("GET", path, query=query, timeout=timeout, stream=True)

@@ -129,6 +129,14 @@ class ObjectStore:
         except (MinioException, urllib3.exceptions.HTTPError, OSError) as error:
             raise StorageError(f"bucket {bucket!r}: {error}") from error
 
+    def bucket_exists(self, bucket: str) -> bool:
+        try:
+            return self._client.bucket_exists(bucket)
+        except S3Error as error:
+            raise StorageError(f"bucket {bucket!r}: {error.code}: {error.message}") from error
+        except (MinioException, urllib3.exceptions.HTTPError, OSError) as error:
+            raise StorageError(f"bucket {bucket!r}: {error}") from error
+
     def presigned_url(self, method: str, location: ObjectLocation, *, seconds: int) -> str:
         """A URL that lets its holder ``method`` (GET or PUT) this one object for ``seconds``;
         computed here, without a request (but the first for a bucket of unknown region)."""

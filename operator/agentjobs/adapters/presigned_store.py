@@ -2,10 +2,15 @@
 
 The sidecars hold one attempt's token. They trade it at the operator's
 credentials endpoint (HTTPS, verified with the CA from the phase's Secret)
-for presigned URLs, in batches, and keep each URL until shortly before it
-expires; the bytes then go straight between the pod and the store. The
-methods are those of :class:`ObjectStore` that the sidecars call. Tokens and
-URLs never appear in an error message (a URL carries its signature).
+for presigned URLs, in batches within the endpoint's limits on objects and
+bytes (:mod:`agentjobs.models.presign`), and keep each URL until shortly
+before it expires; the bytes then go straight between the pod and the store.
+An endpoint that cannot answer now (unreachable, 408, 429, 5xx) is a
+:class:`StorageError`, retried; one that refuses the request for good (any
+other 4xx: the token, an object, the request itself) is
+:class:`CredentialRefused`, which asking again cannot change. The methods are
+those of :class:`ObjectStore` that the sidecars call. Tokens and URLs never
+appear in an error message (a URL carries its signature).
 """
 
 from __future__ import annotations
@@ -19,19 +24,18 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import urllib3
 
 from agentjobs.adapters.checked_file import write_checked
 from agentjobs.adapters.object_store import StorageError, content_type
+from agentjobs.models import presign
 from agentjobs.models.storage import ObjectLocation
 
 ENV_URL = "AGENTJOBS_CREDENTIALS_URL"
 ENV_TOKEN = "AGENTJOBS_CREDENTIALS_TOKEN"
 ENV_CA = "AGENTJOBS_CREDENTIALS_CA"
-PRESIGN_PATH = "/v1/presign"
-BATCH = 1000
 # A URL is used only while it has at least this long to live (a large upload takes time).
 RENEW_BEFORE_SECONDS = 120.0
 READ_CHUNK = 1024 * 1024
@@ -41,7 +45,12 @@ ENDPOINT_TIMEOUT = urllib3.Timeout(connect=5.0, read=15.0)
 
 
 class CredentialRefused(PermissionError):
-    """The endpoint refused this attempt's token or the object asked for (do not retry)."""
+    """The endpoint refused the request for good: this attempt's token, an object asked for,
+    or the request itself (do not retry)."""
+
+
+# Answers that say "not now" rather than "no": the request may succeed when asked again.
+_RETRYABLE = frozenset({408, 429})
 
 
 @dataclass(frozen=True)
@@ -73,7 +82,7 @@ class PresignedStore:
     """Blocking object operations through URLs the credentials endpoint presigns."""
 
     def __init__(self, endpoint: str, token: str, ca_pem: str) -> None:
-        self._endpoint = endpoint.rstrip("/") + PRESIGN_PATH
+        self._endpoint = endpoint.rstrip("/") + presign.PRESIGN_PATH
         self._token = token
         context = ssl.create_default_context(cadata=ca_pem)
         self._endpoint_http = urllib3.PoolManager(ssl_context=context, timeout=ENDPOINT_TIMEOUT)
@@ -93,28 +102,24 @@ class PresignedStore:
         return cls(environ[ENV_URL], environ[ENV_TOKEN], environ[ENV_CA])
 
     def prepare(self, method: str, locations: Iterable[ObjectLocation]) -> None:
-        """Obtain URLs for many objects at once (one request per thousand)."""
+        """Obtain URLs for many objects at once (a request per thousand, or per mebibyte)."""
         now = time.monotonic()
         wanted = [
             location
             for location in dict.fromkeys(locations)
             if (known := self._urls.get((method, location))) is None or known.usable_until <= now
         ]
-        for start in range(0, len(wanted), BATCH):
-            self._presign(method, wanted[start : start + BATCH])
+        for batch in presign.batches(method, wanted):
+            self._presign(method, batch)
 
     def _presign(self, method: str, locations: list[ObjectLocation]) -> None:
-        body = {
-            "objects": [
-                {"method": method, "bucket": item.bucket, "key": item.key} for item in locations
-            ]
-        }
+        body = presign.body([presign.encoded_item(method, item) for item in locations])
         asked = time.monotonic()
         try:
             response = self._endpoint_http.request(
                 "POST",
                 self._endpoint,
-                body=json.dumps(body).encode(),
+                body=body,
                 headers={
                     "Authorization": f"Bearer {self._token}",
                     "Content-Type": "application/json",
@@ -128,12 +133,19 @@ class PresignedStore:
             answer = json.loads(response.data)
         except ValueError:
             answer = {}
-        if response.status in (401, 403):
-            raise CredentialRefused(f"credentials endpoint: {answer.get('error', 'refused')}")
-        if response.status != 200:
-            self._endpoint_http.clear()
-            reason = answer.get("error", f"HTTP {response.status}")
-            raise StorageError(f"credentials endpoint: {reason}")
+        if response.status == 200:
+            self._keep(method, locations, answer, asked)
+            return
+        reason = answer.get("error") if isinstance(answer, dict) else None
+        shown = f"HTTP {response.status}" + (f": {reason}" if isinstance(reason, str) else "")
+        if 400 <= response.status < 500 and response.status not in _RETRYABLE:
+            raise CredentialRefused(f"credentials endpoint refused the request: {shown}")
+        self._endpoint_http.clear()
+        raise StorageError(f"credentials endpoint: {shown}")
+
+    def _keep(
+        self, method: str, locations: list[ObjectLocation], answer: dict[str, Any], asked: float
+    ) -> None:
         urls, lifetime = answer["urls"], float(answer["expiresInSeconds"])
         usable_until = asked + max(lifetime - RENEW_BEFORE_SECONDS, 1.0)
         for location, url in zip(locations, urls, strict=True):

@@ -4,7 +4,11 @@ The caller has already checked the URL against the allow-list; this sends
 the bytes exactly as checked (no re-encoding), never follows a redirect,
 never takes a proxy from the environment, and checks every address a name
 resolves to with ``forbidden`` (a link-local or metadata address is not
-connected to even when DNS points the allowed name there). Every outcome is
+connected to even when DNS points the allowed name there). The connection is
+made to the addresses the resolver returned after that check, so a name that
+answers differently a moment later changes nothing. The answer's body is
+never read: only its status reaches the status (R59), as receivers may echo
+anything there. Every outcome is
 a value (``HttpAnswer``, ``NoAnswer``, ``NotSent``), never an exception.
 Logs and errors name the host only: a webhook URL's path and query often
 carry its token, and the signing key is never seen here, only its headers.
@@ -25,7 +29,6 @@ from agentjobs.models.notifications import Answer, HttpAnswer, NoAnswer, NotSent
 log = logging.getLogger(__name__)
 TIMEOUT_SECONDS = 10.0
 CONNECT_TIMEOUT_SECONDS = 5.0
-REASON_BYTES = 512
 USER_AGENT = "agentjobs-webhooks"
 
 # Why a host or address is never called (None: it may be); the rule lives in logic.
@@ -110,11 +113,8 @@ async def send(
                 target, data=body, headers=request_headers, allow_redirects=False
             ) as response,
         ):
-            excerpt = await response.content.read(REASON_BYTES)
             answer: Answer = HttpAnswer(
-                status=response.status,
-                retry_after=response.headers.get("retry-after"),
-                reason=excerpt.decode("utf-8", errors="replace"),
+                status=response.status, retry_after=response.headers.get("retry-after")
             )
     except (TimeoutError, aiohttp.ClientError, OSError) as error:
         answer = _no_answer(error, authority, timeout)

@@ -7,6 +7,7 @@ import asyncio
 import sys
 from collections.abc import Callable
 
+from agentjobs.adapters import paths
 from agentjobs.adapters.object_store import StorageError
 from agentjobs.logic import naming
 from agentjobs.models.resources import PhaseResourceStatus, PhaseSpec
@@ -53,11 +54,10 @@ async def execution_phases(namespace: str, execution: str) -> list[PhaseRecord]:
 
     kube = await Kube.connect()
     try:
-        path = f"/apis/agentjobs.io/v1alpha1/namespaces/{namespace}"
-        if await kube.get(f"{path}/executions/{execution}") is None:
+        if await kube.get(paths.execution(namespace, execution)) is None:
             raise LookupError(f"execution {namespace}/{execution} not found")
         items = await kube.list(
-            f"{path}/phases",
+            paths.phase(namespace),
             label_selector=f"{naming.LABEL_EXECUTION}={naming.label_value(execution)}",
         )
     finally:

@@ -72,5 +72,7 @@ def run(args: argparse.Namespace) -> int:
             max_phase_bytes=args.max_phase_bytes,
         ),
     )
-    harvester.run(worker, interval=args.interval, ready_file=args.ready_file)
+    if not harvester.run(worker, interval=args.interval, ready_file=args.ready_file):
+        print(f"agentjobs: error: the last sync was not made: {worker.failure}", file=sys.stderr)
+        return 1
     return 0

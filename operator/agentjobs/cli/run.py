@@ -8,6 +8,7 @@ import logging
 import os
 import secrets
 import socket
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -187,7 +188,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATTERN",
         help="a shell-style glob over the whole URL the operator may call, e.g. "
         "'https://hooks.example.com/*' (repeatable; http only where a pattern says http://; "
-        "link-local and metadata addresses never)",
+        "loopback only where a pattern names it, e.g. 'http://127.0.0.1:*/*'; link-local "
+        "and metadata addresses never, in any IPv6 form)",
     )
     webhooks.add_argument(
         "--webhook-secret-name",
@@ -214,9 +216,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_listen_address,
         default=(CredentialsEndpoint.host, CredentialsEndpoint.port),
         metavar="HOST:PORT",
-        help="the address to serve it on, shared by replicas on one host (default: "
-        f"{CredentialsEndpoint.host}:{CredentialsEndpoint.port}, right where phase pods run as "
-        "local processes)",
+        help="the address to serve it on, held by this process alone: a port already taken "
+        "stops the operator (default: "
+        f"{CredentialsEndpoint.host}:{CredentialsEndpoint.port}, a free port on loopback, right "
+        "where phase pods run as local processes)",
     )
     credentials.add_argument(
         "--credentials-url",
@@ -331,14 +334,22 @@ def run(args: argparse.Namespace) -> int:
     from agentjobs.handlers import registration
 
     assert registration.start is not None  # importing the module registers the handlers
-    asyncio.run(
-        kopf.operator(
-            # Never kopf's peering: it pauses kopf's handlers but not the runners they start.
-            standalone=True,
-            clusterwide=not args.namespace,
-            namespaces=args.namespace or [],
-            memo=kopf.Memo(config=config),
-            liveness_endpoint=args.liveness,
+    try:
+        asyncio.run(
+            kopf.operator(
+                # Never kopf's peering: it pauses kopf's handlers but not the runners they start.
+                standalone=True,
+                clusterwide=not args.namespace,
+                namespaces=args.namespace or [],
+                memo=kopf.Memo(config=config),
+                liveness_endpoint=args.liveness,
+            )
         )
-    )
+    except Exception as error:
+        # kopf raises its own (private) ActivityError from a startup handler's PermanentError:
+        # the operator cannot start (the credentials endpoint's port is taken).
+        if not isinstance(error.__cause__, kopf.PermanentError):
+            raise
+        print(f"agentjobs: error: {error.__cause__}", file=sys.stderr)
+        return 1
     return 0

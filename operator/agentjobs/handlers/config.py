@@ -23,15 +23,16 @@ class LeaderElection:
 class CredentialsEndpoint:
     """Where the operator serves presigned URLs to phase sidecars.
 
-    ``host`` and ``port`` are where it listens (shared with other replicas on the same host,
-    SO_REUSEPORT; port 0: any free port, which a restart would not get again); ``url`` the
-    URL pods use (None: ``https://<host>:<bound port>``, right where pods are local processes);
+    ``host`` and ``port`` are where it listens, alone (port 0: any free port, which a restart
+    would not get again; a port another process holds stops the operator from starting);
+    ``url`` the URL pods use (None: ``https://<host>:<bound port>``, right where pods are local
+    processes);
     without ``tls_cert`` and ``tls_key`` the certificate is derived from the operator's
     secret, and clients trust ``tls_ca`` (default: the certificate itself).
     """
 
     host: str = "127.0.0.1"
-    port: int = 8443
+    port: int = 0
     url: str | None = None
     tls_cert: Path | None = None
     tls_key: Path | None = None

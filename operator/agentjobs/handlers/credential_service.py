@@ -2,8 +2,9 @@
 
 The sidecars hold no storage credentials. They POST ``/v1/presign`` with
 ``Authorization: Bearer <token>`` and ``{"objects": [{"method", "bucket",
-"key"}, ...]}`` (up to ``MAX_BATCH``), and get one URL per object, or a
-refusal naming the first object refused. The token's signature, expiry and
+"key"}, ...]}`` (within :mod:`agentjobs.models.presign`'s limits on objects and
+bytes, shared with the client), and get one URL per object, or a refusal
+naming the first object refused. The token's signature, expiry and
 grants are checked on every request (:mod:`agentjobs.logic.credentials`); so
 is the admin's bucket allow-list, and that the token's attempt is still the
 Phase's live one: a token stops working once its phase has ended or a later
@@ -33,14 +34,17 @@ from agentjobs.adapters.tls_identity import TlsIdentity
 from agentjobs.handlers.config import CredentialsEndpoint
 from agentjobs.logic import credentials, phase_status
 from agentjobs.logic.bucket_policy import BucketPolicy
+from agentjobs.models import presign
 from agentjobs.models.resources import PhaseResourceStatus
 from agentjobs.models.storage import ObjectLocation
 
 logger = logging.getLogger(__name__)
-PRESIGN_PATH = "/v1/presign"
-MAX_BATCH = 1000
 URL_SECONDS = 900
 PHASE_CHECK_SECONDS = 5.0
+
+
+class ListenFailed(Exception):
+    """The endpoint's address cannot be had: the operator must not start without it."""
 
 
 @dataclass(frozen=True)
@@ -51,8 +55,8 @@ class _Requested:
 
 def _requested(body: Any) -> list[_Requested]:
     items = body.get("objects") if isinstance(body, dict) else None
-    if not isinstance(items, list) or not 0 < len(items) <= MAX_BATCH:
-        raise ValueError(f"expected {{'objects': [...]}} with 1 to {MAX_BATCH} objects")
+    if not isinstance(items, list) or not 0 < len(items) <= presign.MAX_OBJECTS:
+        raise ValueError(f"expected {{'objects': [...]}} with 1 to {presign.MAX_OBJECTS} objects")
     requested = []
     for item in items:
         if not isinstance(item, dict) or item.get("method") not in ("GET", "PUT"):
@@ -119,19 +123,30 @@ class CredentialService:
         return credentials.sign(claims, self._key)
 
     async def start(self) -> None:
-        app = web.Application()
-        app.router.add_post(PRESIGN_PATH, self._presign)
+        app = web.Application(client_max_size=presign.MAX_BODY_BYTES)  # larger: 413
+        app.router.add_post(presign.PRESIGN_PATH, self._presign)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
+        # Never SO_REUSEPORT: two operators on one host would split the pods' requests and
+        # judge each other's tokens by their own allow-list. Replicas run in pods of their own.
         site = web.TCPSite(
             self._runner,
             self._endpoint.host,
             self._endpoint.port,
             ssl_context=self._tls.server_context(),
-            # Replicas on one host serve together: any of them verifies any token.
-            reuse_port=True,
+            reuse_port=False,
         )
-        await site.start()
+        try:
+            await site.start()
+        except OSError as error:
+            await self._runner.cleanup()
+            self._runner = None
+            raise ListenFailed(
+                f"the credentials endpoint cannot listen on {self._endpoint.host}:"
+                f"{self._endpoint.port}: {error.strerror or error}; another process (another "
+                "operator?) may hold it: give --credentials-listen a free port, or port 0 for "
+                "any"
+            ) from None
         port = self._runner.addresses[0][1]
         if not self._endpoint.url:
             host = self._endpoint.host

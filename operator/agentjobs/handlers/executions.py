@@ -17,13 +17,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentjobs.adapters import metrics, paths
-from agentjobs.adapters.kube import JsonObject, Kube
+from agentjobs.adapters.kube import ApiError, JsonObject, Kube
 from agentjobs.handlers import events
 from agentjobs.handlers.errors import RetryLater, log_retry
 from agentjobs.handlers.notifier import Notifier
 from agentjobs.handlers.observed import Observed
 from agentjobs.handlers.phase_storage import PhaseStorage
 from agentjobs.logic import (
+    admission,
     execution_plan,
     naming,
     ownership,
@@ -207,13 +208,21 @@ class ExecutionReconciler:
             now=now,
             resumption=resumption,
         )
-        created = plan.create_index is not None and await self._create_phase(
-            body, spec, plan.create_index, plan.inputs
-        )
-        if created:
-            # The new Phase's own event reconciles again at once, and writes the status
-            # with it in; written now as well, the status would be written twice.
-            return
+        status = plan.status
+        if plan.create_index is not None:
+            created = await self._create_phase(body, spec, plan.create_index, plan.inputs)
+            if created is True:
+                # The new Phase's own event reconciles again at once, and writes the status
+                # with it in; written now as well, the status would be written twice.
+                return
+            if isinstance(created, SystemFailure):
+                status = execution_plan.phase_refused(
+                    status,
+                    created,
+                    previous=previous,
+                    generation=body["metadata"].get("generation"),
+                    now=now,
+                )
         for phase_name in plan.cancel:
             await self._kube.merge_patch(
                 paths.phase(namespace, phase_name), {"spec": {"cancel": True}}
@@ -222,13 +231,12 @@ class ExecutionReconciler:
             await self._kube.merge_patch(
                 paths.phase(namespace, phase_name), {"spec": {"interrupt": True}}
             )
-        status = plan.status
         if spec.notify:
             status = await self._notifications(body, spec, status, previous, children, now)
         patch = status_patch(status, previous)
         if patch is not None:
             patched = await self._kube.merge_patch(
-                paths.execution(namespace, name) + "/status", {"status": patch}
+                paths.status(paths.execution(namespace, name)), {"status": patch}
             )
             settled = execution_plan.settled(
                 spec, children, status, generation=body["metadata"].get("generation"), now=now
@@ -264,16 +272,17 @@ class ExecutionReconciler:
         if inheritance.handoff_phase is None:
             return resume.resumption(inheritance, None)
         index, phase_name = inheritance.handoff_phase
-        resource_name = naming.phase_resource(name, index, phase_name)
+        # Found by its place, not its name: an older operator may have named it otherwise.
         phase = next(
             (
                 item
                 for item in self._observed.phases_of(inheritance.parent.uid)
-                if item["metadata"]["name"] == resource_name
+                if (item["spec"].get("index"), item["spec"].get("name")) == (index, phase_name)
             ),
             None,
         )
         if phase is None:
+            resource_name = naming.phase_resource(name, index, phase_name)
             return resume.handoff_gone(inheritance.parent, resource_name)
         status = PhaseResourceStatus.model_validate(phase.get("status") or {})
         return resume.resumption(inheritance, status.handoff)
@@ -346,9 +355,10 @@ class ExecutionReconciler:
         spec: ExecutionSpec,
         index: int,
         inputs: HandoffRef | None,
-    ) -> bool:
+    ) -> bool | SystemFailure:
         """Create the Phase at ``index``; False when it is there already (created by an
-        earlier reconcile, its event still to come)."""
+        earlier reconcile, its event still to come); the execution's failure when the API
+        server refuses it for good."""
         meta = body["metadata"]
         execution_name, namespace = meta["name"], meta["namespace"]
         phase = phase_status.phase_spec(
@@ -370,9 +380,19 @@ class ExecutionReconciler:
             },
             "spec": phase.model_dump(mode="json", by_alias=True, exclude_none=True),
         }
-        if await self._kube.create(paths.phase(namespace), manifest) is not None:
-            logger.info("created phase %s/%s", namespace, resource_name)
-            return True
+        try:
+            if await self._kube.create(paths.phase(namespace), manifest) is not None:
+                logger.info("created phase %s/%s", namespace, resource_name)
+                return True
+        except ApiError as error:
+            refused = admission.refusal_blocker(
+                code=error.status, reason=error.reason, message=error.message, subject="Phase"
+            )
+            if refused is None:
+                raise
+            logger.error("phase %s/%s was refused: %s", namespace, resource_name, error)
+            message = f"the API server refused Phase {resource_name!r}: {error.message}"
+            return refused.model_copy(update={"message": message})
         existing = await self._kube.get(paths.phase(namespace, resource_name))
         if existing is None or not ownership.owned_by(existing, meta["uid"]):
             # A Phase of an earlier Execution of this name, still being collected.

@@ -175,6 +175,6 @@ class Notifier:
             content_type=event.content_type,
             body=event.body,
             headers=headers,
-            forbidden=targets.forbidden_host,
+            forbidden=target.forbidden,
             timeout=self.timeout_seconds,
         )

@@ -114,7 +114,7 @@ class PhaseContext:
         if patch is None:
             return True
         patched = await self.kube.merge_patch(
-            paths.phase(self.namespace, self.name) + "/status", {"status": patch}
+            paths.status(paths.phase(self.namespace, self.name)), {"status": patch}
         )
         if patched is None:
             return False

@@ -16,7 +16,7 @@ from agentjobs.handlers.phase_context import Attempt, PhaseContext
 from agentjobs.handlers.phase_log import Transcript
 from agentjobs.handlers.phase_pod import delete_finished_pods, delete_secret
 from agentjobs.handlers.phase_storage import StoredObject, stored_files, stored_work
-from agentjobs.logic import handoff, harvest, phase, phase_status, resolution
+from agentjobs.logic import bucket_policy, handoff, harvest, phase, phase_status, resolution
 from agentjobs.logic.artifact_rule import RecoveryContext
 from agentjobs.logic.transcript_reader import ReaderVerdict
 from agentjobs.models.output import OutputEntry
@@ -36,17 +36,18 @@ async def store_transcript(ctx: PhaseContext, attempt: Attempt, transcript: Tran
 
 async def _collect(
     ctx: PhaseContext, attempt: Attempt
-) -> tuple[list[OutputEntry], dict[str, StoredObject], bool, list[RepositoryRecord]]:
+) -> tuple[list[OutputEntry], dict[str, StoredObject], bool, list[RepositoryRecord], str | None]:
     """The output listing the harvester recorded, where it stored each file, whether its
-    last sync finished, and the git repositories it found (R52)."""
+    last sync finished, the git repositories it found (R52) and why it gave up, if it did."""
     assert ctx.storage is not None and attempt.bucket is not None and attempt.root is not None
     manifest = await ctx.storage.manifest(attempt.bucket, attempt.root, ctx.report_waiting)
     if manifest is None:
-        return [], {}, False, []
+        return [], {}, False, [], None
     stored = stored_files(attempt.bucket, attempt.root, manifest)
     if manifest.final:
         metrics.harvest_bytes.inc(sum(e.size for e in manifest.entries if e.uploaded))
-    return harvest.listing(manifest), stored, manifest.final, manifest.work
+    complete = manifest.final and manifest.failure is None
+    return harvest.listing(manifest), stored, complete, manifest.work, manifest.failure
 
 
 async def finish(
@@ -89,9 +90,11 @@ async def conclude(
     stored: dict[str, StoredObject] = {}
     complete = True
     work: list[RepositoryRecord] = []
+    failure: str | None = None
     if ctx.storage is not None:
         ran = ctx.status.pod_name is not None
-        output, stored, complete, work = await _collect(ctx, attempt) if ran else ([], {}, True, [])
+        collected = await _collect(ctx, attempt) if ran else ([], {}, True, [], None)
+        output, stored, complete, work, failure = collected
     now = datetime.now(UTC)
     result = phase.resolve_phase(
         report=verdict.report,
@@ -105,14 +108,20 @@ async def conclude(
         ),
         now=now,
         artifacts_complete=complete,
+        harvest_failure=failure,
     )
     handed_on = None
-    # A bucket off the allow-list blocked the phase before it ran: nothing is written there.
+    # A bucket off the allow-list, or missing (R60), blocked the phase before it ran: nothing
+    # is written there.
+    bucket_blocked = run.system_failure is not None and (
+        run.system_failure.code in bucket_policy.BLOCKERS
+    )
     if (
         ctx.storage is not None
         and result.artifacts is not None
         and attempt.bucket
         and ctx.storage.policy.allows(attempt.bucket)
+        and not bucket_blocked
     ):
         stored |= await ctx.storage.store_recovered(
             attempt.bucket, attempt.root or "", result.artifacts.artifacts, ctx.report_waiting

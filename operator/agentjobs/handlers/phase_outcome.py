@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from agentjobs.adapters import metrics, paths
+from agentjobs.adapters import metrics
 from agentjobs.handlers import events, phase_finish, phase_log, phase_pod, pod_wait
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
 from agentjobs.logic import naming, outcome, pods, resolution
@@ -255,15 +255,7 @@ async def _rubric(ctx: PhaseContext) -> str | SystemFailure:
         return spec_outcome.rubric
     assert spec_outcome.rubric_from is not None
     ref = spec_outcome.rubric_from.config_map_key_ref
-    config_map = await ctx.kube.get(paths.config_map(ctx.namespace, ref.name))
-    rubric = ((config_map or {}).get("data") or {}).get(ref.key)
-    if rubric is None:
-        return SystemFailure(
-            kind=FailureKind.CONFIG,
-            code="RubricNotFound",
-            message=f"the rubric is not in ConfigMap {ref.name!r} under key {ref.key!r}",
-        )
-    return str(rubric)
+    return await phase_pod.config_map_value(ctx.kube, ctx.namespace, ref, what="rubric")
 
 
 async def _post_ongoing(ctx: PhaseContext, iteration: int) -> None:

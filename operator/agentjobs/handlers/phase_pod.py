@@ -8,17 +8,19 @@ import asyncio
 import dataclasses
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import aiohttp
 
 from agentjobs.adapters import paths
-from agentjobs.adapters.kube import ApiError, JsonObject
+from agentjobs.adapters.kube import ApiError, JsonObject, Kube
 from agentjobs.handlers.errors import RetryLater, log_retry
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
-from agentjobs.logic import admission, credentials, handoff, naming, ownership, pods
+from agentjobs.logic import admission, bucket_policy, credentials, handoff, naming, ownership, pods
 from agentjobs.logic.outcomes.revision import Revision
 from agentjobs.models.contract import FailureKind, SystemFailure
+from agentjobs.models.kubernetes import KeySelector
 from agentjobs.models.resources import API_VERSION, PhaseSpec
 from agentjobs.models.storage import HandoffRef
 
@@ -27,12 +29,13 @@ logger = logging.getLogger(__name__)
 TOKEN_SECONDS_WITHOUT_TIMEOUT = 30 * 24 * 3600
 
 
-async def create_owned(ctx: PhaseContext, collection: str, body: JsonObject) -> None:
-    """Create ``body``, or find it already there and ours (a restart); another owner's
-    object of that name is a leftover still being removed: wait for it."""
-    if await ctx.kube.create(collection, body) is not None:
+async def create_owned(ctx: PhaseContext, path: Callable[..., str], body: JsonObject) -> None:
+    """Create ``body`` (``path`` builds its kind's paths), or find it already there and ours
+    (a restart); another owner's object of that name is a leftover still being removed: wait
+    for it."""
+    if await ctx.kube.create(path(ctx.namespace), body) is not None:
         return
-    existing = await ctx.kube.get(f"{collection}/{body['metadata']['name']}")
+    existing = await ctx.kube.get(path(ctx.namespace, body["metadata"]["name"]))
     if existing is None:
         raise RetryLater(f"{body['kind']} {body['metadata']['name']!r} was just removed")
     if not ownership.owned_by(existing, ctx.uid):
@@ -146,12 +149,12 @@ async def create_grader_pod(
 async def _create_all(
     ctx: PhaseContext, config_map: JsonObject, pod: JsonObject
 ) -> SystemFailure | None:
-    for subject, collection, body in (
-        ("ConfigMap", paths.config_map(ctx.namespace), config_map),
-        ("pod", paths.pod(ctx.namespace), pod),
+    for subject, path, body in (
+        ("ConfigMap", paths.config_map, config_map),
+        ("pod", paths.pod, pod),
     ):
         try:
-            await create_owned(ctx, collection, body)
+            await create_owned(ctx, path, body)
         except ApiError as error:
             refused = _refusal_blocker(error, subject)
             if refused is None:
@@ -178,8 +181,9 @@ async def _prepare_storage(
     secret_name: str | None = None,
 ) -> pods.Sidecars | SystemFailure | None:
     """The bucket and this attempt's token Secret; the sidecars that use them. A bucket the
-    admin does not allow blocks the phase before anything is created, and so does
-    admission's refusal of the Secret. ``previous`` is a
+    admin does not allow, or an allowed one that does not exist (R60: only the operator's
+    own is created), blocks the phase before anything is created, and so does admission's
+    refusal of the Secret. ``previous`` is a
     revised attempt's previous attempt (R42), readable too; ``spec`` a grader's (R38)."""
     spec = spec or ctx.spec
     if ctx.storage is None or attempt.bucket is None or attempt.root is None:
@@ -187,10 +191,15 @@ async def _prepare_storage(
     if not ctx.storage.policy.allows(attempt.bucket):
         return SystemFailure(
             kind=FailureKind.CONFIG,
-            code="BucketNotAllowed",
+            code=bucket_policy.NOT_ALLOWED,
             message=ctx.storage.policy.refusal(attempt.bucket),
         )
-    await ctx.storage.ensure_bucket(attempt.bucket, ctx.report_waiting)
+    if not await ctx.storage.bucket_ready(attempt.bucket, ctx.report_waiting):
+        return SystemFailure(
+            kind=FailureKind.CONFIG,
+            code=bucket_policy.NOT_FOUND,
+            message=ctx.storage.policy.missing(attempt.bucket),
+        )
     service = ctx.storage.credentials
     token = service.issue(_claims(ctx, spec, attempt, previous))
     # The Phase's UID and the attempt are in the name, so an AlreadyExists is this attempt's
@@ -251,15 +260,32 @@ def _claims(
 async def _referenced_prompt(ctx: PhaseContext) -> tuple[str | None, SystemFailure | None]:
     assert ctx.spec.prompt_from is not None
     ref = ctx.spec.prompt_from.config_map_key_ref
-    config_map = await ctx.kube.get(paths.config_map(ctx.namespace, ref.name))
-    prompt = ((config_map or {}).get("data") or {}).get(ref.key)
-    if prompt is None:
-        return None, SystemFailure(
-            kind=FailureKind.CONFIG,
-            code="PromptNotFound",
-            message=f"the prompt is not in ConfigMap {ref.name!r} under key {ref.key!r}",
+    found = await config_map_value(ctx.kube, ctx.namespace, ref, what="prompt")
+    return (None, found) if isinstance(found, SystemFailure) else (found, None)
+
+
+async def config_map_value(
+    kube: Kube, namespace: str, ref: KeySelector, *, what: str
+) -> str | SystemFailure:
+    """The value under ``ref``'s key of the ConfigMap it names in ``namespace``, or the
+    phase's blocker (``what``: "prompt", "rubric") when it is not there. A name that is
+    none (R53: the schema refuses it, unless it was admitted before the schema did) is the
+    same blocker, and nothing is read."""
+    code = f"{what.capitalize()}NotFound"
+    try:
+        config_map = await kube.get(paths.config_map(namespace, ref.name))
+    except paths.InvalidName as error:
+        return SystemFailure(
+            kind=FailureKind.CONFIG, code=code, message=f"the {what}'s ConfigMap: {error}"
         )
-    return str(prompt), None
+    value = ((config_map or {}).get("data") or {}).get(ref.key)
+    if value is None:
+        return SystemFailure(
+            kind=FailureKind.CONFIG,
+            code=code,
+            message=f"the {what} is not in ConfigMap {ref.name!r} under key {ref.key!r}",
+        )
+    return str(value)
 
 
 async def delete_pod(ctx: PhaseContext, pod: JsonObject, *, grace_seconds: int) -> None:

@@ -93,8 +93,13 @@ class PhaseStorage:
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
 
-    async def ensure_bucket(self, bucket: str, on_error: ErrorReport) -> None:
-        await self._retrying(lambda: self.store.ensure_bucket(bucket), on_error)
+    async def bucket_ready(self, bucket: str, on_error: ErrorReport) -> bool:
+        """Whether ``bucket`` is there to store into: the operator's own is created when
+        missing, any other allowed one must exist (R60)."""
+        if self.policy.creates(bucket):
+            await self._retrying(lambda: self.store.ensure_bucket(bucket), on_error)
+            return True
+        return await self._retrying(lambda: self.store.bucket_exists(bucket), on_error)
 
     async def manifest(
         self, bucket: str, root: str, on_error: ErrorReport

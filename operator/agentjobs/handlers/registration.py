@@ -106,7 +106,10 @@ async def _storage(kube: Kube, config: OperatorConfig, logger: kopf.Logger) -> P
     policy = BucketPolicy(settings.bucket, config.allowed_buckets)
     # Unfenced: any replica may answer sidecars (it only reads Phases), leading or not.
     service = credential_service.build(kube, store, policy, config.credentials)
-    await service.start()
+    try:
+        await service.start()
+    except credential_service.ListenFailed as error:
+        raise kopf.PermanentError(str(error)) from None  # not retried: `agentjobs run` exits
     return PhaseStorage(store, policy, service)
 
 

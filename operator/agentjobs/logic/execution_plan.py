@@ -286,6 +286,34 @@ def _refused(
     )
 
 
+def phase_refused(
+    status: ExecutionResourceStatus,
+    failure: SystemFailure,
+    *,
+    previous: ExecutionResourceStatus,
+    generation: int | None,
+    now: datetime,
+) -> ExecutionResourceStatus:
+    """``status`` once the API server refused to create the next Phase (its policy, or a
+    spec of an Execution admitted under an older schema): another try gets the same answer,
+    so the execution ends failed, with the refusal's words, and nothing is tried again."""
+    return status.model_copy(
+        update={
+            "status": ExecutionStatus.FAILED,
+            "failure_classification": FailureClassification.PLATFORM,
+            "task_outcome": outcome_rules.from_failure(failure, now=now),
+            "finished_at": now,
+            "conditions": conditions.conditions_for(
+                ExecutionStatus.FAILED.value,
+                message=failure.message,
+                previous=previous.conditions,
+                generation=generation,
+                now=now,
+            ),
+        }
+    )
+
+
 def _observed(status: ExecutionResourceStatus, generation: int | None) -> ExecutionResourceStatus:
     """An ended execution's status, marked as having seen the current generation."""
     return status.model_copy(

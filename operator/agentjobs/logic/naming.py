@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 
 from agentjobs.models.resources import GROUP
 
@@ -15,23 +16,41 @@ POD_FINALIZER = f"{GROUP}/run-record"
 # When a tracked pod's deletion was asked for (logic/pod_tracking.py says why it is kept).
 ANNOTATION_DELETION_REQUESTED = f"{GROUP}/deletion-requested-at"
 _MAX_NAME = 55  # room for "-a<attempt>", "-prompt" and "-storage" within 63 characters
+_DIGITS = 20  # a hashed Phase name's last token: about 66 bits of SHA-256
+_INDEX = re.compile(r"0|[1-9][0-9]*")  # how str() writes an index
 
 
-def _fit(name: str) -> str:
-    if len(name) <= _MAX_NAME:
-        return name
-    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-    return f"{name[: _MAX_NAME - 9].rstrip('-')}-{digest}"
+def _shortened(text: str, room: int) -> str:
+    """The first ``room`` characters of a name, never ending in '-' or '.' (which would leave
+    '-.' or '.-' before what is appended)."""
+    return text[:room].rstrip("-.")
 
 
 def label_value(name: str) -> str:
-    """``name`` as a label value (at most 63 characters), shortened with a hash when needed."""
-    return name if len(name) <= 63 else _fit(name)
+    """``name`` as a label value (at most 63 characters), shortened with a hash when needed
+    (a selector by it is narrowed by the full name afterwards)."""
+    if len(name) <= 63:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{_shortened(name, _MAX_NAME - 9)}-{digest}"
 
 
 def phase_resource(execution: str, index: int, phase: str) -> str:
-    """``<execution>-<index>-<phase>``, shortened with a hash when too long for a label."""
-    return _fit(f"{execution}-{index}-{phase}")
+    """R54: ``<execution>-<index>-<phase>``, unless that could be another Phase's name.
+
+    Read from the right, the plain form's last token (between dashes) that is written as
+    an index is the index, when no token of ``phase`` is: the execution is what precedes
+    it, the phase what follows, so two inputs with one plain form are one input. Otherwise,
+    or when it is too long, the name is its beginning followed by a hash of the three parts
+    in decimal, written as an index: a plain form never ends with such a token, so a hashed
+    name is never a plain one, and two hashed names are one only if SHA-256 collides there.
+    """
+    plain = f"{execution}-{index}-{phase}"
+    if len(plain) <= _MAX_NAME and not any(_INDEX.fullmatch(t) for t in phase.split("-")):
+        return plain
+    whole = int.from_bytes(hashlib.sha256(f"{execution}/{index}/{phase}".encode()).digest())
+    digest = 10 ** (_DIGITS - 1) + whole % (9 * 10 ** (_DIGITS - 1))  # no leading zero
+    return f"{_shortened(plain, _MAX_NAME - _DIGITS - 1)}-{digest}"
 
 
 def pod(phase_resource_name: str, attempt: int) -> str:

@@ -39,6 +39,17 @@ INCOMPLETE_ARTIFACTS = (
     "the harvester did not finish its last sync, so the artifacts in storage may be "
     "incomplete; run the phase again"
 )
+# The harvester's reason comes from inside the agent's pod: kept short and printable.
+MAX_HARVEST_FAILURE_CHARS = 300
+
+
+def _given_up(reason: str) -> str:
+    shown = "".join(c if c.isprintable() else "?" for c in reason[:MAX_HARVEST_FAILURE_CHARS])
+    return (
+        f"the harvester gave its last sync up ({shown}), so the artifacts in storage are incomplete"
+    )
+
+
 _ENDS = {
     PhaseStatus.FAILED: artifact_rule.PhaseEnd.FAILED,
     PhaseStatus.CANCELLED: artifact_rule.PhaseEnd.PARTIAL,
@@ -55,6 +66,7 @@ def resolve_phase(
     now: datetime,
     retried: bool = False,
     artifacts_complete: bool = True,
+    harvest_failure: str | None = None,
 ) -> PhaseResult:
     """Resolve a finished phase.
 
@@ -65,16 +77,16 @@ def resolve_phase(
     when the harvester never wrote its final manifest (it crashed or was
     killed): what storage holds may be short of what the agent wrote, so the
     phase cannot complete on it; it fails, keeping what was stored.
+    ``harvest_failure`` is the reason the harvester recorded when it gave its
+    last sync up (a refusal for good): the error says it instead.
     """
     resolved = resolution.resolve_run(report, run, artifact_rule_holds=True)
     plan: artifact_rule.ArtifactPlan | None = None
     error: str | None = None
     if resolved.status is PhaseStatus.COMPLETED and not artifacts_complete:
-        error = INCOMPLETE_ARTIFACTS
+        error = INCOMPLETE_ARTIFACTS if harvest_failure is None else _given_up(harvest_failure)
         failed = resolution.resolve_run(report, run, artifact_rule_holds=False)
-        cause = SystemFailure(
-            kind=FailureKind.TRANSIENT, code="ArtifactsIncomplete", message=INCOMPLETE_ARTIFACTS
-        )
+        cause = SystemFailure(kind=FailureKind.TRANSIENT, code="ArtifactsIncomplete", message=error)
         resolved = resolution.RunResolution(
             failed.status, failed.failure_classification, failed.reported_failure_reason, cause
         )

@@ -11,6 +11,24 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
+# R53: the forms of object names (k8s.io/apimachinery/pkg/util/validation). ConfigMaps,
+# Secrets, ServiceAccounts, Executions and the classes a pod names are DNS subdomains;
+# namespaces and containers DNS labels.
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+
+
+def _name(pattern: str, max_length: int) -> WithJsonSchema:
+    return WithJsonSchema(
+        {"type": "string", "minLength": 1, "maxLength": max_length, "pattern": pattern}
+    )
+
+
+# Checked by the API server only, so that an object it admitted under an older schema still
+# parses; whatever such a name is, it cannot change an API path (adapters/paths.py).
+SubdomainName = Annotated[str, Field(min_length=1), _name(DNS_SUBDOMAIN, 253)]
+LabelName = Annotated[str, Field(min_length=1), _name(DNS_LABEL, 63)]
+
 _NUMBER = r"(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
 QUANTITY_PATTERN = rf"^(\+|-)?{_NUMBER}(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?{_NUMBER}))?$"
 
@@ -35,7 +53,7 @@ class KubernetesModel(BaseModel):
 class KeySelector(KubernetesModel):
     """A key of a Secret or ConfigMap."""
 
-    name: str = Field(min_length=1)
+    name: SubdomainName
     key: str = Field(min_length=1)
     optional: bool | None = None
 
@@ -47,7 +65,7 @@ class ObjectFieldSelector(KubernetesModel):
 
 class ResourceFieldSelector(KubernetesModel):
     resource: str
-    container_name: str | None = None
+    container_name: LabelName | None = None
     divisor: Quantity | None = None
 
 
@@ -65,7 +83,7 @@ class EnvVar(KubernetesModel):
 
 
 class LocalObjectReference(KubernetesModel):
-    name: str = Field(min_length=1)
+    name: SubdomainName
     optional: bool | None = None
 
 

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, WithJsonSchema
 
 from agentjobs.models.contract import ContractModel
-from agentjobs.models.kubernetes import KubernetesModel
+from agentjobs.models.kubernetes import KubernetesModel, SubdomainName
 
 MAX_TARGETS = 4
 MAX_URL_LENGTH = 2048
@@ -62,7 +62,7 @@ WebhookUrl = Annotated[
 class SigningKeyRef(KubernetesModel):
     """The key of a Secret in the Execution's namespace that holds the signing secret."""
 
-    name: str = Field(min_length=1, max_length=253)
+    name: SubdomainName
     key: str = Field(min_length=1, max_length=253)
 
 
@@ -88,11 +88,10 @@ class NotifyTarget(KubernetesModel):
 
 @dataclass(frozen=True)
 class HttpAnswer:
-    """The receiver answered with this status; ``reason`` is a short, printable excerpt."""
+    """The receiver answered with this status (its body is never kept, R59)."""
 
     status: int
     retry_after: str | None = None
-    reason: str = ""
 
 
 @dataclass(frozen=True)

@@ -9,27 +9,25 @@ reaches a pod that admission would refuse mid-execution.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
-from agentjobs.models.kubernetes import KubernetesModel
-
-# A DNS subdomain (RFC 1123), the form of PriorityClass and RuntimeClass names.
-DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+from agentjobs.models.kubernetes import KubernetesModel, LabelName, SubdomainName
 
 
 def _rules(*rules: tuple[str, str]) -> dict[str, Any]:
     return {"x-kubernetes-validations": [{"rule": r, "message": m} for r, m in rules]}
 
 
-ClassName = Annotated[str, Field(min_length=1, max_length=253, pattern=DNS_SUBDOMAIN)]
+# PriorityClass and RuntimeClass names.
+ClassName = SubdomainName
 
 
 class ImagePullSecret(KubernetesModel):
     """A Secret in the Execution's namespace for pulling the agent's image."""
 
-    name: str = Field(min_length=1, max_length=253, pattern=DNS_SUBDOMAIN)
+    name: SubdomainName
 
 
 class Toleration(KubernetesModel):
@@ -102,7 +100,7 @@ class LabelSelector(KubernetesModel):
 class PodAffinityTerm(KubernetesModel):
     label_selector: LabelSelector | None = None
     namespace_selector: LabelSelector | None = None
-    namespaces: list[str] | None = None
+    namespaces: list[LabelName] | None = None
     topology_key: str = Field(min_length=1)
     match_label_keys: list[str] | None = None
     mismatch_label_keys: list[str] | None = None

@@ -29,6 +29,7 @@ from agentjobs.models.contract import (
     Usage,
 )
 from agentjobs.models.kubernetes import (
+    DNS_LABEL,
     EnvFromSource,
     EnvVar,
     KeySelector,
@@ -36,6 +37,7 @@ from agentjobs.models.kubernetes import (
     PodSecurityContext,
     ResourceRequirements,
     SecurityContext,
+    SubdomainName,
 )
 from agentjobs.models.notifications import MAX_TARGETS, NotificationRecord, NotifyTarget
 from agentjobs.models.retry import AttemptRecord, RetryPolicy
@@ -45,7 +47,6 @@ GROUP = "agentjobs.io"
 VERSION = "v1alpha1"
 API_VERSION = f"{GROUP}/{VERSION}"
 MAX_PHASES = 32
-DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 
 
 def cel(rule: str, message: str, **extra: str) -> dict[str, str]:
@@ -91,7 +92,7 @@ class PhaseSettings(KubernetesModel):
     timeout_seconds: int | None = Field(default=None, ge=1, le=7 * 24 * 3600)
     transcript_format: TranscriptFormat | None = None
     outputs: list[str] | None = None
-    service_account_name: str | None = Field(default=None, min_length=1)
+    service_account_name: SubdomainName | None = None
     pod_security_context: PodSecurityContext | None = None
     security_context: SecurityContext | None = None
     outcome: outcomes.OutcomeSpec | None = None
@@ -146,7 +147,7 @@ class ArtifactStorage(KubernetesModel):
 class ResumeFrom(KubernetesModel):
     """R48: the ended Execution, in the same namespace, whose completed phases are inherited."""
 
-    name: str = Field(min_length=1, max_length=253)
+    name: SubdomainName
 
 
 class ExecutionSpec(KubernetesModel):
@@ -215,7 +216,7 @@ class ExecutionSpec(KubernetesModel):
 class PhaseSpec(PhaseSettings):
     """A Phase as the operator creates it: one phase of an Execution, defaults applied."""
 
-    execution_name: str = Field(min_length=1)
+    execution_name: SubdomainName
     index: int = Field(ge=0)
     name: PhaseName
     prompt: str | None = None

@@ -63,10 +63,12 @@ class RepositoryRecord(ContractModel):
 
 class ArtifactManifest(ContractModel):
     """``manifest.json``: written after every sync; ``final`` once the last sync succeeded,
-    and only the final one records the repositories (``work``)."""
+    and only the final one records the repositories (``work``). ``failure`` says why the
+    last sync was given up (a refusal that asking again cannot change); never final."""
 
     version: Literal[1] = 1
     final: bool = False
+    failure: str | None = None
     entries: list[ManifestEntry] = []
     work: list[RepositoryRecord] = []
 

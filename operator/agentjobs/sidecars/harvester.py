@@ -5,7 +5,12 @@ or an eviction still leaves the latest files stored, and once more when it
 receives SIGTERM (after the agent exits, or on cancellation). That last sync
 is retried with backoff until it succeeds: a storage outage delays the phase
 (the pod's grace period is long) but loses nothing. Only storage errors are
-retried: a file that cannot be read as a regular file (see
+retried. A refusal for good from the credentials endpoint (a 4xx other than
+408/429: asking again gets the same answer) ends the syncing at once: the
+harvester records the reason in ``manifest.json`` (``failure``, never
+``final``), which the operator puts in the phase's error, and exits non-zero;
+so does a last sync that fails unexpectedly three times. A file that cannot
+be read as a regular file (see
 :mod:`agentjobs.adapters.output_dir`) is skipped and recorded, so one bad file
 never holds up the last sync. Each sync ends by writing ``manifest.json`` (when
 it changed); the last one is marked ``final`` and records the git repositories
@@ -29,7 +34,7 @@ from types import FrameType
 
 from agentjobs.adapters import output_dir
 from agentjobs.adapters.object_store import StorageError, content_type
-from agentjobs.adapters.presigned_store import PresignedStore
+from agentjobs.adapters.presigned_store import CredentialRefused, PresignedStore
 from agentjobs.logic import harvest, object_layout, unpushed_work
 from agentjobs.logic.pods import WORKSPACE_PATH
 from agentjobs.models.output import OutputEntry
@@ -46,6 +51,8 @@ PARALLEL_UPLOADS = 4
 MAX_BACKOFF_SECONDS = 5.0
 MAX_FAILURES = 3
 UPLOAD_BUFFER = 1024 * 1024
+# The reason kept in the manifest: enough to name the refusal, never a long echo of a key.
+MAX_FAILURE_CHARS = 500
 
 
 class Harvester:
@@ -70,7 +77,10 @@ class Harvester:
         self._limits = limits
         self._uploaded: dict[str, harvest.Uploaded] = {}
         self._last_manifest: bytes | None = None
+        self._last_entries: ArtifactManifest = ArtifactManifest()
         self.stopping = threading.Event()
+        # Why the last sync could not be made, once it will not be retried (None: it was).
+        self.failure: str | None = None
 
     def _location(self, path: str) -> ObjectLocation:
         return ObjectLocation(self._bucket, object_layout.output_key(self._root, path))
@@ -188,9 +198,22 @@ class Harvester:
                 media_type="application/json",
             )
             self._last_manifest = data
+            self._last_entries = manifest
+
+    def _give_up(self, reason: str, *, final: bool) -> None:
+        """Stop retrying; at the last sync, record why in the manifest (if it can be written)."""
+        self.failure = reason[:MAX_FAILURE_CHARS]
+        if not final:
+            return
+        failed = self._last_entries.model_copy(update={"final": False, "failure": self.failure})
+        try:
+            self._write_manifest(failed, final=False)
+        except (StorageError, CredentialRefused) as error:
+            logger.error("could not record the failure in the manifest: %s", error)
 
     def _retrying(self, *, final: bool) -> None:
-        """One sync; storage errors are retried (the last sync until it succeeds)."""
+        """One sync; storage errors are retried (the last sync until it succeeds), a refusal
+        for good and a third unexpected failure are not."""
         backoff = 0.5
         failures = 0
         while True:
@@ -199,14 +222,22 @@ class Harvester:
                 logger.info(
                     "%s sync: %d file(s) uploaded", "final" if final else "periodic", uploaded
                 )
+                self.failure = None
                 return
             except StorageError as error:
                 logger.warning("sync failed: %s; retrying in %.1f s", error, backoff)
-            except Exception:
+            except CredentialRefused as error:
+                logger.error("sync refused, not retried: %s", error)
+                self._give_up(f"the sync was refused: {error}", final=final)
+                return
+            except Exception as error:
                 # A bug, not storage: never a crash loop, and never a retry for ever.
                 failures += 1
                 logger.exception("sync failed unexpectedly (%d of %d)", failures, MAX_FAILURES)
                 if failures >= MAX_FAILURES:
+                    if final:
+                        reason = f"the sync failed unexpectedly: {type(error).__name__}"
+                        self._give_up(reason, final=final)
                     return
             if final:
                 time.sleep(backoff)
@@ -216,13 +247,14 @@ class Harvester:
 
     def run(self, *, interval: float) -> None:
         while not self.stopping.is_set():
-            self._retrying(final=False)
+            if self.failure is None:  # once refused, only the last sync asks again
+                self._retrying(final=False)
             self.stopping.wait(interval)
         self._retrying(final=True)
 
 
-def run(harvester: Harvester, *, interval: float, ready_file: Path | None) -> None:
-    """Run until SIGTERM, then sync one last time."""
+def run(harvester: Harvester, *, interval: float, ready_file: Path | None) -> bool:
+    """Run until SIGTERM, then sync one last time; whether that last sync was made."""
 
     def stop(signum: int, frame: FrameType | None) -> None:
         harvester.stopping.set()
@@ -233,3 +265,4 @@ def run(harvester: Harvester, *, interval: float, ready_file: Path | None) -> No
         ready_file.parent.mkdir(parents=True, exist_ok=True)
         ready_file.touch()
     harvester.run(interval=interval)
+    return harvester.failure is None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
+from http import HTTPStatus
 
 from agentjobs.models.notifications import (
     Answer,
@@ -70,11 +71,14 @@ def _retryable(answer: Answer) -> bool:
 def describe(answer: Answer) -> str:
     """The record's ``lastError``: short, printable, never the URL."""
     if isinstance(answer, HttpAnswer):
-        text = f"HTTP {answer.status}"
+        # R59: the status and a fixed description, never what the receiver sent.
+        try:
+            text = f"HTTP {answer.status} {HTTPStatus(answer.status).phrase}"
+        except ValueError:
+            text = f"HTTP {answer.status}"
         if 300 <= answer.status < 400:
             text += " (a redirect, which is not followed: point url at the final address)"
-        reason = "".join(ch if ch.isprintable() else " " for ch in answer.reason).strip()
-        return f"{text}: {reason[:REASON_LIMIT]}" if reason else text
+        return text
     if isinstance(answer, NoAnswer):
         return answer.error[:REASON_LIMIT]
     return f"not sent: {answer.error}"[:REASON_LIMIT]

@@ -9,9 +9,12 @@ and query) and each part is matched on its own. The scheme is never a
 wildcard: http is called only where a pattern spells ``http://``. ``*`` is
 the only wildcard (any run of characters within its part); ``?`` and ``[``
 mean themselves, because URLs use them. A link-local, metadata, multicast or
-unspecified address is refused whatever the patterns say; names resolve to
-addresses only when the sender connects, so it checks those there too
-(``address_forbidden``).
+unspecified address, in whatever IPv6 form embeds it, is refused whatever the
+patterns say (R59, :mod:`.addresses`), and so is loopback unless a pattern that
+matches names it explicitly (``http://127.0.0.1:*/*``, not ``http://*:*/*``).
+Names resolve to addresses only when the sender connects, so it checks those
+there too, by the same rule (``Target.forbidden``), and connects only to the
+addresses it checked.
 
 Messages never repeat a URL's path or query: they end up in the status,
 and webhook URLs often carry their token there.
@@ -19,12 +22,14 @@ and webhook URLs often carry their token there.
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
+from agentjobs.logic.notifications import addresses
 from agentjobs.models.notifications import MAX_URL_LENGTH
 
 SCHEMES = ("https", "http")
@@ -39,15 +44,6 @@ _ENCODED_SEPARATOR = re.compile(r"%(2e|2f|5c)", re.IGNORECASE)
 METADATA_NAMES = frozenset(
     {"metadata", "metadata.google.internal", "metadata.goog", "instance-data"}
 )
-METADATA_ADDRESSES = frozenset(
-    {
-        ipaddress.ip_address("169.254.169.254"),  # AWS, GCP, Azure, OpenStack
-        ipaddress.ip_address("fd00:ec2::254"),  # AWS over IPv6
-        ipaddress.ip_address("100.100.100.200"),  # Alibaba Cloud
-    }
-)
-
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 class TargetRefused(ValueError):
@@ -63,6 +59,8 @@ class Target:
     host: str  # lowercase; an IPv6 address without its brackets
     port: int | None  # None: the scheme's default
     rest: str  # the path (at least "/") and "?query" if any
+    # R59: a matching pattern names loopback explicitly, so loopback may be called.
+    loopback_allowed: bool = False
 
     @property
     def authority(self) -> str:
@@ -70,19 +68,9 @@ class Target:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return host if self.port is None else f"{host}:{self.port}"
 
-
-def address_forbidden(address: IPAddress) -> bool:
-    """True for addresses no webhook may reach: link-local, metadata, multicast, unspecified."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return (
-        address.is_link_local
-        or address.is_multicast
-        or address.is_unspecified
-        # IPv4's reserved 240/4 and broadcast; IPv6 calls ::/8 reserved, loopback included.
-        or (isinstance(address, ipaddress.IPv4Address) and address.is_reserved)
-        or address in METADATA_ADDRESSES
-    )
+    def forbidden(self, host: str) -> str | None:
+        """Why ``host`` (this target's, or an address its name resolved to) is never called."""
+        return forbidden_host(host, loopback_allowed=self.loopback_allowed)
 
 
 def _split(url: str) -> SplitResult:
@@ -153,23 +141,23 @@ def parse_target(url: str) -> Target:
     if port == _DEFAULT_PORTS[parts.scheme]:
         port = None
     target = Target(url=url, scheme=parts.scheme, host=host, port=port, rest=_rest(parts))
-    reason = forbidden_host(host)
+    reason = forbidden_host(host, loopback_allowed=True)  # loopback: judged with the patterns
     if reason is not None:
         raise TargetRefused(f"{target.authority} is {reason}: the operator never calls it")
     return target
 
 
-def forbidden_host(host: str) -> str | None:
+def forbidden_host(host: str, *, loopback_allowed: bool = False) -> str | None:
     """Why a host (an address or a name) is never called, or None."""
     if host in METADATA_NAMES:
         return "a cloud metadata service"
+    if addresses.is_loopback_name(host):
+        return None if loopback_allowed else addresses.LOOPBACK
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
         return None
-    if address_forbidden(address):
-        return "a link-local, metadata, multicast or reserved address"
-    return None
+    return addresses.refusal(address, loopback_allowed=loopback_allowed)
 
 
 def _glob(text: str) -> re.Pattern[str]:
@@ -184,6 +172,7 @@ class AllowPattern:
     scheme: str
     authority: re.Pattern[str]
     rest: re.Pattern[str]
+    names_loopback: bool = False
 
     def matches(self, target: Target) -> bool:
         return (
@@ -214,9 +203,21 @@ def parse_pattern(text: str) -> AllowPattern:
         )
     default_port = f":{_DEFAULT_PORTS[scheme]}"
     authority = authority.lower().removesuffix(default_port)
+    host = _pattern_host(authority)
     return AllowPattern(
-        text=text, scheme=scheme, authority=_glob(authority), rest=_glob(f"/{path}")
+        text=text,
+        scheme=scheme,
+        authority=_glob(authority),
+        rest=_glob(f"/{path}"),
+        names_loopback="*" not in host and addresses.is_loopback(host),
     )
+
+
+def _pattern_host(authority: str) -> str:
+    """The host part of a pattern's authority (``[::1]:*`` -> ``::1``)."""
+    if authority.startswith("["):
+        return authority[1:].partition("]")[0]
+    return authority.rpartition(":")[0] if ":" in authority else authority
 
 
 def parse_patterns(texts: Sequence[str]) -> tuple[AllowPattern, ...]:
@@ -226,9 +227,16 @@ def parse_patterns(texts: Sequence[str]) -> tuple[AllowPattern, ...]:
 def check(url: str, allowed: Sequence[AllowPattern]) -> Target:
     """R49: the target if the operator may call it; otherwise TargetRefused with the reason."""
     target = parse_target(url)
-    if not any(pattern.matches(target) for pattern in allowed):
+    matching = [pattern for pattern in allowed if pattern.matches(target)]
+    if not matching:
         raise TargetRefused(
             f"{target.scheme}://{target.authority} is not allowed by the operator's "
             "--webhook-allow: it was never called"
         )
+    target = dataclasses.replace(
+        target, loopback_allowed=any(pattern.names_loopback for pattern in matching)
+    )
+    reason = target.forbidden(target.host)
+    if reason is not None:
+        raise TargetRefused(f"{target.authority} is {reason}: it was never called")
     return target
