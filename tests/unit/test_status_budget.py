@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from agentjobs.adapters.kube import ApiError
 from agentjobs.handlers import errors
-from agentjobs.logic import artifact_rule, status_budget, text_limits
+from agentjobs.logic import agent_text, artifact_rule, status_budget
 from agentjobs.logic.outcomes import phase_end, record
 from agentjobs.logic.outcomes.evaluation import Evaluated
 from agentjobs.models.contract import (
@@ -177,16 +177,10 @@ def test_an_execution_with_a_huge_outcome_and_notification_errors_fits() -> None
     assert fitted.task_outcome.blockers_omitted == 10
 
 
-def test_texts_are_cut_between_whole_characters_and_a_lone_surrogate_is_replaced() -> None:
-    assert text_limits.cut_utf8("aé😀", 4) == "aé"
-    assert text_limits.cut_utf8("aé😀", 7) == "aé😀"
-    assert text_limits.cut_utf8("a\ud83db", 10) == "a?b"
-
-
 def test_a_list_of_names_is_named_in_part_and_counted() -> None:
     names = [f"f{i}" for i in range(12_345)]
-    assert text_limits.named_and_counted(names) == "f0, f1, f2 and 12,342 more"
-    assert text_limits.named_and_counted(names[:3]) == "f0, f1, f2"
+    assert agent_text.named_and_counted(names) == "f0, f1, f2 and 12,342 more"
+    assert agent_text.named_and_counted(names[:3]) == "f0, f1, f2"
 
 
 def test_r33_the_error_for_many_empty_files_names_three_and_counts_the_rest() -> None:

@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import BinaryIO, Protocol
 
+from agentjobs.logic import agent_text
 from agentjobs.models.contract import TranscriptFormat
 
 READ_CHUNK = 1024 * 1024
@@ -42,6 +43,14 @@ def feed(log: str, reader: StreamingReader) -> None:
     else:
         with open(log, "rb") as source:
             _feed_from(source, reader)
+
+
+def unexpected(error: Exception) -> int:
+    """An error nobody expected while reading: one line naming it, not a traceback (the
+    reader is built to take any input; what escapes it is a bug to report with that line)."""
+    detail = agent_text.clean(f"{type(error).__name__}: {error}")
+    print(f"agentjobs: error: the log could not be read: {detail}", file=sys.stderr)
+    return 2
 
 
 def _feed_from(source: BinaryIO, reader: StreamingReader) -> None:

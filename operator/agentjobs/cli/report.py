@@ -123,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
         prefix = f"{target}: " if target and str(target) not in message else ""
         print(f"agentjobs: error: {prefix}{message}", file=sys.stderr)
         return 2
+    except Exception as error:  # a bug: named in one line
+        return log_input.unexpected(error)
     json.dump(printed, sys.stdout, ensure_ascii=False)
     sys.stdout.write("\n")
     return 0

@@ -18,9 +18,9 @@ from typing import Any
 
 from agentjobs.adapters import metrics, paths
 from agentjobs.adapters.kube import Kube
-from agentjobs.handlers import notifier, pod_release
+from agentjobs.handlers import notifier, phase_runner, pod_release
 from agentjobs.handlers.config import OperatorConfig
-from agentjobs.handlers.errors import StatusTooLarge, log_retry
+from agentjobs.handlers.errors import log_retry
 from agentjobs.handlers.executions import ExecutionReconciler
 from agentjobs.handlers.leadership import Leadership
 from agentjobs.handlers.observed import Observed
@@ -129,24 +129,11 @@ class Operator:
                 self._track(pod_release.look_after(self.kube, pod, release_it=foreign))
 
     async def _keep_running(self, runner: PhaseRunner) -> None:
-        """Run until the phase is resolved, retrying with backoff after unexpected errors."""
-        backoff = 1.0
+        """Run until the phase is resolved (:func:`phase_runner.run_to_end`)."""
         logger.info("phase %s/%s: runner started", runner.namespace, runner.name)
         metrics.active_runners.inc()
         try:
-            while True:
-                try:
-                    await runner.run()
-                    return
-                except StatusTooLarge as error:  # R57: writing it again cannot help
-                    logger.error(
-                        "phase %s/%s: %s; not retried", runner.namespace, runner.name, error
-                    )
-                    return
-                except Exception as error:  # sorted in log_retry; the phase must still end
-                    log_retry(logger, f"phase {runner.namespace}/{runner.name}", error, backoff)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+            await phase_runner.run_to_end(runner)
         finally:
             metrics.active_runners.dec()
             logger.info("phase %s/%s: runner stopped", runner.namespace, runner.name)

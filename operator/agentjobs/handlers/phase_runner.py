@@ -20,15 +20,18 @@ import asyncio
 import logging
 import time
 from datetime import UTC, datetime
+from typing import Protocol
 
 from agentjobs.adapters import log_records, metrics, paths
-from agentjobs.adapters.kube import Kube
+from agentjobs.adapters.kube import ApiError, Kube
 from agentjobs.handlers import (
+    errors,
     phase_finish,
     phase_log,
     phase_outcome,
     phase_pod,
     phase_retry,
+    pod_release,
     pod_wait,
 )
 from agentjobs.handlers.config import OperatorConfig
@@ -36,12 +39,56 @@ from agentjobs.handlers.observed import Observed
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
 from agentjobs.handlers.phase_log import Transcript
 from agentjobs.handlers.phase_storage import PhaseStorage
-from agentjobs.logic import phase_status, resolution, run_checkpoint
+from agentjobs.logic import operator_failure, phase_status, resolution, run_checkpoint
 from agentjobs.logic.outcomes.revision import Revision
 from agentjobs.logic.transcript_reader import ReaderVerdict
 from agentjobs.models.resources import PhaseResourceStatus
 
 logger = logging.getLogger(__name__)
+FIRST_BACKOFF_SECONDS = 1.0
+MAX_BACKOFF_SECONDS = 60.0
+
+
+class Runnable(Protocol):
+    namespace: str
+    name: str
+
+    async def run(self) -> None: ...
+
+    async def give_up(self, error: Exception) -> None: ...
+
+
+def _worth_retrying(error: Exception) -> bool:
+    """A passing fault, or a permission the operator lacks: an admin grants it, and the
+    phase goes on then (as before R55)."""
+    return errors.transient(error) or (isinstance(error, ApiError) and error.forbidden)
+
+
+async def run_to_end(runner: Runnable) -> None:
+    """Run until the phase is resolved. A passing fault is retried with backoff; any other
+    error ends the phase failed, once, instead of reading its log again for ever (R55)."""
+    subject = f"phase {runner.namespace}/{runner.name}"
+    backoff = FIRST_BACKOFF_SECONDS
+    failed: Exception | None = None
+    while True:
+        try:
+            if failed is None:
+                await runner.run()
+            else:
+                await runner.give_up(failed)
+            return
+        except Exception as error:  # sorted by _worth_retrying; the phase must still end
+            if _worth_retrying(error):
+                errors.log_retry(logger, subject, error, backoff)
+            elif failed is None:
+                logger.error("%s: unexpected error; the phase ends failed", subject, exc_info=error)
+                failed = error
+                continue
+            else:
+                logger.error("%s: its failure could not be recorded", subject, exc_info=error)
+                return
+        await asyncio.sleep(backoff)
+        backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
 
 
 class PhaseRunner:
@@ -118,6 +165,22 @@ class PhaseRunner:
                 revision = await phase_outcome.after_attempt(ctx, attempt, ended.status)
             if revision is None:
                 return
+
+    async def give_up(self, error: Exception) -> None:
+        """R55: end the phase failed (platform) with ``error`` and let its pods go."""
+        ctx = self._ctx
+        if ctx is None:  # the Phase could not even be read: there is no status to write
+            raise error
+        attempt = ctx.attempt(ctx.status.attempt or 1)
+        status = operator_failure.failed_status(
+            ctx.status,
+            phase_name=ctx.spec.name,
+            error=error,
+            generation=ctx.generation,
+            now=datetime.now(UTC),
+        )
+        await phase_finish.write_final(ctx, attempt, status)
+        await pod_release.release_pods_of(ctx.kube, ctx.namespace, ctx.name, ctx.uid)
 
     async def _run_attempt(
         self, ctx: PhaseContext, attempt: Attempt, revision: Revision | None

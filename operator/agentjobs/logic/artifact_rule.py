@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from agentjobs.logic import substance, text_limits, unpushed_work
+from agentjobs.logic import agent_text, substance, unpushed_work
 from agentjobs.models.contract import Artifact, KeptAs
 from agentjobs.models.output import EntryKind, OutputEntry
 from agentjobs.models.storage import RepositoryRecord
@@ -160,7 +160,7 @@ def nothing_usable_error(context: RecoveryContext, *, empty_paths: Sequence[str]
     if empty_paths:
         count = len(empty_paths)
         files = "an empty file" if count == 1 else f"{count:,} empty files"
-        what = f"it wrote {files} ({text_limits.named_and_counted(empty_paths)})"
+        what = f"it wrote {files} ({agent_text.named_and_counted(empty_paths)})"
     else:
         what = "it wrote no file under artifacts/output/"
     message = (
@@ -168,7 +168,7 @@ def nothing_usable_error(context: RecoveryContext, *, empty_paths: Sequence[str]
         f"has fewer than {substance.REQUIRED_WORDS} words of substance to recover"
     )
     if context.declared_outputs:
-        message += "; it declared outputs: " + text_limits.named_and_counted(
+        message += "; it declared outputs: " + agent_text.named_and_counted(
             context.declared_outputs, shown=10
         )
     return message

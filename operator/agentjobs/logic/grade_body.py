@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentjobs.logic import blocks, json_body
+from agentjobs.logic import agent_text, blocks, json_body
 from agentjobs.models.contract import Criterion, Grade, GradeState, Usage
 
 RESULTS = {
@@ -124,7 +124,7 @@ def _usage(body: dict[str, Any], warnings: list[str]) -> Usage | None:
         if name not in USAGE_NAMES:
             warnings.append(f"`usage.{name:.80}` ignored: not one of {', '.join(USAGE_NAMES)}")
         elif isinstance(count, int) and not isinstance(count, bool) and count >= 0:
-            counts[name] = count
+            counts[name] = agent_text.count(count)
         else:
             warnings.append(f"`usage.{name}` dropped: {count!r:.80} is not a non-negative integer")
     return Usage.model_validate(counts) if counts else None

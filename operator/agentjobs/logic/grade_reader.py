@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-from agentjobs.logic import grade_body
+from agentjobs.logic import agent_text, grade_body
 from agentjobs.logic.transcript_reader import BlockTranscriptReader
 from agentjobs.models.contract import Grade, SystemFailure, TranscriptFormat, Usage
 
@@ -50,8 +50,9 @@ class GradeReader(BlockTranscriptReader[Grade]):
 
     def _verdict(self) -> GradeVerdict:
         grade = self._text_reader.standing()
-        facts = self._facts()
+        facts = self._cleaned_facts()
         if facts.warnings:
             grade = grade.model_copy(update={"warnings": [*grade.warnings, *facts.warnings]})
         spent = grade.usage if grade.usage is not None else facts.usage
+        grade = agent_text.cleaned(grade)
         return GradeVerdict(grade, facts.terminal_event_seen, facts.agent_cli_error, spent)

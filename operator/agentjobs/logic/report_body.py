@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentjobs.logic import blocks, json_body
+from agentjobs.logic import agent_text, blocks, json_body
 from agentjobs.models.contract import Blocker, FailureReason, Report, ReportState, SideEffects
 
 STATUS_COMMENTS_LIMIT = 4096
@@ -100,13 +100,6 @@ def _read_object(body: dict[str, Any], warnings: list[str]) -> Report:
     )
 
 
-def _cut(text: str) -> str:
-    encoded = text.encode("utf-8")
-    if len(encoded) <= BLOCKER_TEXT_LIMIT:
-        return text
-    return encoded[:BLOCKER_TEXT_LIMIT].decode("utf-8", errors="ignore")
-
-
 def _blockers(body: dict[str, Any], warnings: list[str]) -> list[Blocker] | None:
     """R36a: at most 20 ``{type, message, recoverable}``, strings cut at 1 KiB."""
     if "blockers" not in body:
@@ -132,8 +125,8 @@ def _blockers(body: dict[str, Any], warnings: list[str]) -> list[Blocker] | None
             continue
         blockers.append(
             Blocker(
-                type=_cut(item["type"]),
-                message=_cut(item["message"]),
+                type=agent_text.cut(item["type"], BLOCKER_TEXT_LIMIT),
+                message=agent_text.cut(item["message"], BLOCKER_TEXT_LIMIT),
                 recoverable=item["recoverable"],
             )
         )
@@ -165,10 +158,7 @@ def comments_for_status(comments: str | None) -> str | None:
     """R9: ``comments`` cut to 4 KiB of UTF-8 for a CR status (the report artifact keeps it all)."""
     if comments is None:
         return None
-    encoded = comments.encode("utf-8")
-    if len(encoded) <= STATUS_COMMENTS_LIMIT:
-        return comments
-    return encoded[:STATUS_COMMENTS_LIMIT].decode("utf-8", errors="ignore")
+    return agent_text.cut(comments, STATUS_COMMENTS_LIMIT)
 
 
 def _read(body: str, warnings: list[str]) -> Report:

@@ -27,9 +27,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from agentjobs.logic import phase_status, report_body, report_reader
+from agentjobs.logic import agent_text, phase_status, report_body, report_reader
 from agentjobs.logic.status_patch import dump_status
-from agentjobs.logic.text_limits import cut_utf8
 from agentjobs.models.contract import Blocker, Criterion, Report, SystemFailure, TaskOutcome
 from agentjobs.models.outcomes import Evaluation, PhaseOutcome
 from agentjobs.models.resources import (
@@ -107,7 +106,7 @@ def squeeze_phase(status: PhaseResourceStatus, level: Squeeze) -> PhaseResourceS
             "outcome": _outcome(status.outcome, level),
             "artifacts": status.artifacts[: level.listed],
             "artifact_warnings": [
-                cut_utf8(warning, level.short_text)
+                agent_text.cut(warning, level.short_text)
                 for warning in status.artifact_warnings[: level.listed]
             ],
             "error": _cut(status.error, level.long_text),
@@ -143,10 +142,10 @@ def task_outcome(outcome: TaskOutcome | None, level: Squeeze = FIELD_CAPS) -> Ta
     omitted = (outcome.blockers_omitted or 0) + len(outcome.blockers) - len(kept)
     return outcome.model_copy(
         update={
-            "summary": cut_utf8(outcome.summary, level.long_text),
+            "summary": agent_text.cut(outcome.summary, level.long_text),
             "blockers": kept,
             "blockers_omitted": omitted or None,
-            "terminal_reason": cut_utf8(outcome.terminal_reason, level.short_text),
+            "terminal_reason": agent_text.cut(outcome.terminal_reason, level.short_text),
         }
     )
 
@@ -156,7 +155,7 @@ def criteria(
 ) -> tuple[list[Criterion], int | None]:
     """The first ``limit`` criteria with their texts cut, and how many are left out."""
     kept = [
-        Criterion(name=cut_utf8(c.name, text), met=c.met, feedback=_cut(c.feedback, text))
+        Criterion(name=agent_text.cut(c.name, text), met=c.met, feedback=_cut(c.feedback, text))
         for c in listed[:limit]
     ]
     left_out = (omitted or 0) + len(listed) - len(kept)
@@ -171,18 +170,21 @@ def counted_texts(texts: Sequence[str], *, listed: int, limit: int) -> list[str]
     if items and (found := _MORE.match(items[-1])) is not None:
         more = int(found[1].replace(",", ""))
         items.pop()
-    kept = [cut_utf8(text, limit) for text in items[:listed]]
+    kept = [agent_text.cut(text, limit) for text in items[:listed]]
     more += len(items) - len(kept)
     return [*kept, f"(and {more:,} more)"] if more else kept
 
 
 def _cut(text: str | None, limit: int) -> str | None:
-    return None if text is None else cut_utf8(text, limit)
+    return None if text is None else agent_text.cut(text, limit)
 
 
 def _blocker(blocker: Blocker, limit: int) -> Blocker:
     return blocker.model_copy(
-        update={"type": cut_utf8(blocker.type, limit), "message": cut_utf8(blocker.message, limit)}
+        update={
+            "type": agent_text.cut(blocker.type, limit),
+            "message": agent_text.cut(blocker.message, limit),
+        }
     )
 
 
@@ -190,7 +192,10 @@ def _failure(failure: SystemFailure | None, limit: int) -> SystemFailure | None:
     if failure is None:
         return None
     return failure.model_copy(
-        update={"code": cut_utf8(failure.code, limit), "message": cut_utf8(failure.message, limit)}
+        update={
+            "code": agent_text.cut(failure.code, limit),
+            "message": agent_text.cut(failure.message, limit),
+        }
     )
 
 
@@ -220,7 +225,7 @@ def _run(run: RunCheckpoint | None, level: Squeeze) -> RunCheckpoint | None:
             "report": _report(run.report, level),
             "last_message": None
             if last is None or not level.last_message
-            else cut_utf8(last, level.last_message),
+            else agent_text.cut(last, level.last_message),
             "system_failure": _failure(run.system_failure, level.short_text),
             "agent_cli_error": _failure(run.agent_cli_error, level.short_text),
         }
@@ -264,4 +269,6 @@ def _evaluation(evaluation: Evaluation, level: Squeeze, *, listed: int) -> Evalu
 
 
 def _conditions(listed: Sequence[Condition], level: Squeeze) -> list[Condition]:
-    return [c.model_copy(update={"message": cut_utf8(c.message, level.long_text)}) for c in listed]
+    return [
+        c.model_copy(update={"message": agent_text.cut(c.message, level.long_text)}) for c in listed
+    ]

@@ -25,7 +25,7 @@ import copy
 from dataclasses import dataclass
 from typing import Generic
 
-from agentjobs.logic import lines, report_body, report_reader
+from agentjobs.logic import agent_text, lines, report_body, report_reader
 from agentjobs.logic.blocks import BlockKind, Value
 from agentjobs.logic.transcripts import cli_error, formats
 from agentjobs.logic.transcripts.event_lines import EventLines
@@ -110,6 +110,19 @@ class BlockTranscriptReader(Generic[Value]):
             events.last_message, events.terminal_event_seen, error, events.usage, warnings
         )
 
+    def _cleaned_facts(self) -> TranscriptFacts:
+        """R56: the facts as they may reach a status, an Event or a terminal."""
+        facts = self._facts()
+        last = facts.last_message
+        error = facts.agent_cli_error
+        return TranscriptFacts(
+            agent_text.clean(last) if last is not None else None,
+            facts.terminal_event_seen,
+            agent_text.cleaned(error) if error is not None else None,
+            facts.usage,
+            facts.warnings,
+        )
+
 
 class TranscriptReader(BlockTranscriptReader[Report]):
     """An agent's log: its ``TASK_RESULT`` report and the run's facts."""
@@ -137,11 +150,11 @@ class TranscriptReader(BlockTranscriptReader[Report]):
 
     def _verdict(self) -> ReaderVerdict:
         report = self._text_reader.standing()
-        facts = self._facts()
+        facts = self._cleaned_facts()
         if facts.warnings:
             report = report.model_copy(update={"warnings": [*report.warnings, *facts.warnings]})
         return ReaderVerdict(
-            report,
+            agent_text.cleaned(report),
             facts.last_message,
             facts.terminal_event_seen,
             facts.agent_cli_error,

@@ -8,17 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from agentjobs.logic import agent_text
 from agentjobs.models.contract import Usage
 
 _FIELDS = tuple(Usage.model_fields)
 
 
 def _plus(left: float | None, right: float | None) -> float | None:
+    """A sum that saturates within what a status can hold (int64 counts, finite costs)."""
     if left is None:
         return right
     if right is None:
         return left
-    return left + right
+    if isinstance(left, int) and isinstance(right, int):
+        return agent_text.count(left + right)
+    return agent_text.cost(left + right)
 
 
 def add(total: Usage | None, more: Usage | None) -> Usage | None:

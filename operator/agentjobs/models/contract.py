@@ -140,6 +140,7 @@ class FailureKind(StrEnum):
     MAX_TURNS = "max_turns"
     AGENT_CLI_ERROR = "agent_cli_error"
     GRADER_FAILED = "grader_failed"
+    OPERATOR_ERROR = "operator_error"  # R55: the operator could not judge the run
 
 
 class Usage(ContractModel):

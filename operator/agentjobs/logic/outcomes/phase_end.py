@@ -25,10 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from agentjobs.logic import outcome
+from agentjobs.logic import agent_text, outcome
 from agentjobs.logic.outcomes.evaluation import INTERRUPTED, Evaluated
 from agentjobs.logic.status_budget import BLOCKERS_LISTED
-from agentjobs.logic.text_limits import cut_utf8
 from agentjobs.models.contract import (
     Blocker,
     Criterion,
@@ -109,12 +108,12 @@ def _not_met(
     plural = "" if max_iterations == 1 else "s"
     summary = f"The rubric was not met after {max_iterations} iteration{plural}."
     if explanation:
-        summary = cut_utf8(f"{summary} {explanation}", SUMMARY_LIMIT)
+        summary = agent_text.cut(f"{summary} {explanation}", SUMMARY_LIMIT)
     unmet = [c for c in criteria if not c.met]
     blockers = [
         Blocker(
             type="unmet_criterion",
-            message=cut_utf8(
+            message=agent_text.cut(
                 f"{c.name}: {c.feedback}" if c.feedback else c.name, BLOCKER_TEXT_LIMIT
             ),
             recoverable=True,
@@ -122,7 +121,7 @@ def _not_met(
         for c in unmet[:BLOCKERS_LISTED]
     ]
     if not blockers:
-        message = cut_utf8(summary, BLOCKER_TEXT_LIMIT)
+        message = agent_text.cut(summary, BLOCKER_TEXT_LIMIT)
         blockers = [Blocker(type="outcome_not_met", message=message, recoverable=True)]
     return TaskOutcome(
         status=TaskOutcomeStatus.PARTIAL_SUCCESS,

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from agentjobs.logic import status_budget, usage
-from agentjobs.logic.text_limits import cut_utf8
+from agentjobs.logic import agent_text, status_budget, usage
 from agentjobs.models.contract import Criterion, EvaluationResult, Usage
 from agentjobs.models.outcomes import Evaluation, PhaseOutcome
 
@@ -69,7 +68,7 @@ def finished(
         "result": result,
         "explanation": None
         if explanation is None
-        else cut_utf8(explanation, status_budget.FIELD_CAPS.long_text),
+        else agent_text.cut(explanation, status_budget.FIELD_CAPS.long_text),
         "criteria": listed,
         "criteria_omitted": omitted,
         "usage": spent,
@@ -132,7 +131,7 @@ def end_message(evaluation: Evaluation) -> str:
     detail = f"; not met: {', '.join(unmet)}" if unmet else ""
     first_line = (evaluation.explanation or "").strip().split("\n", 1)[0]
     said = f": {first_line}" if first_line else ""
-    return cut_utf8(f"iteration {evaluation.iteration}: {result}{detail}{said}", 1024)
+    return agent_text.cut(f"iteration {evaluation.iteration}: {result}{detail}{said}", 1024)
 
 
 def _seconds(span: timedelta) -> str:

@@ -24,6 +24,7 @@ from agentjobs.logic.transcripts.meaning import (
     Terminal,
     object_of,
     text_of,
+    type_of,
     usage_of,
 )
 
@@ -32,7 +33,7 @@ MAX_TURNS_SUBTYPE = "error_max_turns"
 
 def identifies(event: JsonObject) -> bool:
     """The events only this layout prints: its ``system`` events and ``assistant`` messages."""
-    event_type = event.get("type")
+    event_type = type_of(event)
     if event_type == "system":
         return True
     if event_type == "assistant":
@@ -42,7 +43,7 @@ def identifies(event: JsonObject) -> bool:
 
 class ClaudeCodeDecoder:
     def decode(self, event: JsonObject) -> EventMeaning:
-        event_type = event.get("type")
+        event_type = type_of(event)
         if event_type == "assistant":
             return _assistant(event)
         if event_type == "result":

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from agentjobs.logic import agent_text
 from agentjobs.logic.transcripts.meaning import CliError
 from agentjobs.models.contract import FailureKind, SystemFailure
 
@@ -54,10 +55,7 @@ _KINDS = (
 
 def truncated(message: str) -> str:
     """The message cut to 1 KiB of UTF-8, never through a character."""
-    encoded = message.encode("utf-8")
-    if len(encoded) <= MESSAGE_LIMIT:
-        return message
-    return encoded[:MESSAGE_LIMIT].decode("utf-8", errors="ignore")
+    return agent_text.cut(message, MESSAGE_LIMIT)
 
 
 def classify(error: CliError) -> SystemFailure:

@@ -27,6 +27,7 @@ from agentjobs.logic.transcripts.meaning import (
     Terminal,
     object_of,
     text_of,
+    type_of,
     uncached,
     usage_of,
 )
@@ -49,7 +50,7 @@ NO_MESSAGE = "the agent CLI reported that its turn failed, without a message"
 
 
 def identifies(event: JsonObject) -> bool:
-    return event.get("type") in CURRENT_EVENTS or (
+    return type_of(event) in CURRENT_EVENTS or (
         "id" in event and object_of(event.get("msg")) is not None
     )
 
@@ -65,7 +66,7 @@ class CodexDecoder:
             if old_shape.get("type") == "token_count" and "info" in old_shape:
                 return EventMeaning(usage=self._growth(old_shape.get("info")))
             return _old_shape(old_shape)
-        event_type = event.get("type")
+        event_type = type_of(event)
         if event_type == "item.completed":
             item = object_of(event.get("item")) or {}
             if item.get("type") == "agent_message":

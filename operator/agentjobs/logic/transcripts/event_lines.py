@@ -22,7 +22,7 @@ import hashlib
 import json
 from typing import Any, Protocol
 
-from agentjobs.logic import lines, report_reader, usage
+from agentjobs.logic import agent_text, lines, report_reader, usage
 from agentjobs.logic.transcripts.meaning import (
     AgentText,
     CliError,
@@ -61,7 +61,7 @@ class MessageSink(lines.LineSink, Protocol):
 
 def _as_block(text: str) -> bytes:
     """A block's text as it is fed: it ends its line."""
-    return (text if text.endswith("\n") else text + "\n").encode("utf-8", errors="replace")
+    return agent_text.utf8(text if text.endswith("\n") else text + "\n")
 
 
 class EventLines:
@@ -164,7 +164,7 @@ class EventLines:
             self._block_digest = hashlib.sha256(_as_block(text.text)).digest()
         self._pieces_fed = True
         if text.text:
-            self._feed(text.text.encode("utf-8", errors="replace"))
+            self._feed(agent_text.utf8(text.text))
             self._line_open = not text.text.endswith("\n")
 
     def _begin_message(self, key: str | None) -> None:

@@ -20,6 +20,7 @@ from agentjobs.logic.transcripts.meaning import (
     Terminal,
     object_of,
     text_of,
+    type_of,
     uncached,
     usage_of,
 )
@@ -29,7 +30,7 @@ NO_MESSAGE = "the agent CLI reported that its run failed, without a message"
 
 
 def identifies(event: JsonObject) -> bool:
-    event_type = event.get("type")
+    event_type = type_of(event)
     if event_type == "init":
         return True
     if event_type == "message":
@@ -45,7 +46,7 @@ class GeminiCliDecoder:
         self._last_error: str | None = None
 
     def decode(self, event: JsonObject) -> EventMeaning:
-        event_type = event.get("type")
+        event_type = type_of(event)
         if event_type == "message" and event.get("role") == "assistant":
             content = text_of(event.get("content"))
             if event.get("delta") is True:

@@ -16,6 +16,7 @@ from agentjobs.logic.transcripts.meaning import (
     Terminal,
     object_of,
     text_of,
+    type_of,
 )
 
 
@@ -36,7 +37,7 @@ def text_blocks(content: object) -> tuple[AgentText, ...]:
 
 class GenericDecoder:
     def decode(self, event: JsonObject) -> EventMeaning:
-        event_type = event.get("type")
+        event_type = type_of(event)
         if event_type == "result":
             return EventMeaning(terminal=Terminal(text=text_of(event.get("result"))))
         if event_type == "assistant":

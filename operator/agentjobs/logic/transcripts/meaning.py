@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from agentjobs.logic import agent_text
 from agentjobs.models.contract import Usage
 
 JsonObject = dict[str, object]
@@ -74,16 +75,22 @@ def object_of(value: object) -> JsonObject | None:
     return value if isinstance(value, dict) else None
 
 
+def type_of(event: JsonObject) -> str | None:
+    """The event's ``type``; None when it is not a string (a list is not even hashable)."""
+    return text_of(event.get("type"))
+
+
 def count_of(value: object) -> int | None:
-    """A token count: a non-negative JSON integer (a boolean is not one)."""
+    """A token count: a non-negative JSON integer (a boolean is not one), within int64."""
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
+        return agent_text.count(value)
     return None
 
 
 def cost_of(value: object) -> float | None:
+    """A cost: a non-negative finite JSON number (``1e999`` parses as infinity)."""
     if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return float(value)
+        return agent_text.cost(value)
     return None
 
 

@@ -18,6 +18,7 @@ from agentjobs.logic.transcripts.meaning import (
     Terminal,
     object_of,
     text_of,
+    type_of,
     usage_of,
 )
 
@@ -26,7 +27,7 @@ NO_MESSAGE = "the agent CLI reported an error, without a message"
 
 
 def identifies(event: JsonObject) -> bool:
-    event_type = event.get("type")
+    event_type = type_of(event)
     if event_type in PART_EVENTS:
         return object_of(event.get("part")) is not None
     return event_type == "error" and "sessionID" in event
@@ -34,7 +35,7 @@ def identifies(event: JsonObject) -> bool:
 
 class OpenCodeDecoder:
     def decode(self, event: JsonObject) -> EventMeaning:
-        event_type = event.get("type")
+        event_type = type_of(event)
         part = object_of(event.get("part")) or {}
         if event_type == "text":
             text = text_of(part.get("text"))
