@@ -81,6 +81,24 @@ def test_a_name_that_is_not_utf8_is_listed_escaped_and_not_descended(tmp_path: P
     }
 
 
+def test_r56_a_name_with_terminal_controls_is_listed_escaped_and_not_read(
+    tmp_path: Path,
+) -> None:
+    for name in ("title\x1b]0;owned\x07.txt", "evil\u202etxt.exe", "two\nlines"):
+        (tmp_path / name).write_text("x")
+    (tmp_path / "dir\x1b[2J").mkdir()
+    (tmp_path / "dir\x1b[2J" / "inner.txt").write_text("x")
+    (tmp_path / "café 😀.md").write_text("x")
+    unsafe = "its name holds control characters; not read"
+    assert problems(tmp_path) == {
+        "title\\x1b]0;owned\\x07.txt": (EntryKind.FILE, unsafe),
+        "evil\\u202etxt.exe": (EntryKind.FILE, unsafe),
+        "two\\nlines": (EntryKind.FILE, unsafe),
+        "dir\\x1b[2J": (EntryKind.DIRECTORY, unsafe),
+        "café 😀.md": (EntryKind.FILE, None),
+    }
+
+
 def test_a_directory_swapped_for_a_symlink_to_proc_self_is_never_opened_through(
     tmp_path: Path, root: int
 ) -> None:

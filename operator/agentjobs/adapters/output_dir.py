@@ -2,9 +2,9 @@
 
 The agent owns the directory and may change it while it is read: swap a
 listed directory for a symlink to ``/proc/self``, leave a FIFO that would
-block ``open()`` for ever, a device, a name that is not UTF-8, a file it
-alone may read. So every path is walked one component at a time from an open
-directory descriptor (``O_NOFOLLOW | O_DIRECTORY`` per component, the
+block ``open()`` for ever, a device, a name that is not UTF-8 or that would move a
+terminal's cursor, a file it alone may read. So every path is walked one component at
+a time from an open directory descriptor (``O_NOFOLLOW | O_DIRECTORY`` per component, the
 portable form of ``openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)``), names
 are handled as bytes, a file is opened ``O_NONBLOCK | O_NOFOLLOW`` and kept
 only when ``fstat`` on the opened descriptor says it is a regular file. Every
@@ -18,15 +18,17 @@ import errno
 import hashlib
 import io
 import os
+import re
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentjobs.models import output
+from agentjobs.models import output, unsafe_text
 from agentjobs.models.output import EntryKind, OutputEntry
 
+_UNSAFE_IN_NAME = re.compile(f"[\t\n{unsafe_text.CONTROLS}{unsafe_text.BIDI}]")
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC
 MAX_PATH_BYTES = output.MAX_PATH_BYTES
@@ -93,12 +95,18 @@ class _Walk:
     truncated: bool = False
 
 
-def _name(raw: bytes) -> tuple[str, bool]:
-    """The name as text, and whether it is valid UTF-8."""
+def _name(raw: bytes) -> tuple[str, str | None]:
+    """The name as text, escaped where it cannot be shown as it is, and why it is not read
+    (None: it is read). A name with a terminal control (R56) would reach statuses and
+    terminals; in a name, tab and line feed count as such too."""
     try:
-        return raw.decode("utf-8"), True
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        return raw.decode("utf-8", "backslashreplace"), False
+        return raw.decode("utf-8", "backslashreplace"), "its name is not UTF-8; not read"
+    if _UNSAFE_IN_NAME.search(text) is None:
+        return text, None
+    escaped = _UNSAFE_IN_NAME.sub(lambda m: m.group().encode("unicode_escape").decode(), text)
+    return escaped, "its name holds control characters; not read"
 
 
 def _entry_for(info: os.stat_result, path: str, *, problem: str | None = None) -> OutputEntry:
@@ -162,7 +170,7 @@ def _walk(directory: int, prefix: str, depth: int, walk: _Walk) -> None:
     for raw in names:
         if walk.truncated:
             return
-        text, valid = _name(raw)
+        text, refused = _name(raw)
         path = prefix + text
         try:
             info = os.stat(raw, dir_fd=directory, follow_symlinks=False)
@@ -178,9 +186,8 @@ def _walk(directory: int, prefix: str, depth: int, walk: _Walk) -> None:
                 walk.truncated = True
                 return
             walk.examined += 1
-        if not valid:
-            problem = "its name is not UTF-8; not read"
-            walk.entries.append(_entry_for(info, path, problem=problem))
+        if refused is not None:
+            walk.entries.append(_entry_for(info, path, problem=refused))
         elif len(path.encode()) > MAX_PATH_BYTES:
             problem = f"its path is longer than {MAX_PATH_BYTES} bytes; not read"
             walk.entries.append(_entry_for(info, path, problem=problem))

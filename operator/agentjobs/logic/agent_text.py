@@ -33,6 +33,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from agentjobs.models import unsafe_text
+
 # How many of a list's names a message gives before it counts the rest.
 NAMES_SHOWN = 3
 # int64's largest value: Kubernetes stores integers as int64 and refuses larger ones.
@@ -41,11 +43,7 @@ MAX_COUNT = 2**63 - 1
 MAX_COST = 1e15
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 but tab and line feed, DEL, C1
-    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidirectional marks and controls
-    "\ud800-\udfff]"
-)
+_UNSAFE = re.compile(f"[{unsafe_text.CONTROLS}{unsafe_text.BIDI}\ud800-\udfff]")
 
 Model = TypeVar("Model", bound=BaseModel)
 
