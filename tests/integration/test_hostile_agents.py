@@ -339,7 +339,10 @@ def test_input_keys_with_dot_dot_are_refused_and_nothing_is_written_outside_inpu
     log = kubectl.run(
         "logs", "-n", namespace, "evil-1-consume-a1", "-c", "fetch-inputs", check=False
     ).stdout
-    assert "unsafe artifact path" in log or "stored outside the handed-on artifacts" in log, log
+    assert "unsafe artifact path" in log or "stored outside the handed-on artifacts" in log, (
+        log,
+        status,
+    )
     assert not os.path.lexists(escape)
     produced = [
         item.object_name
