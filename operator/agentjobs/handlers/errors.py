@@ -4,14 +4,19 @@ permission problems are named with what to grant, and anything else is a bug."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import TypeVar
 
 import aiohttp
+from pydantic import BaseModel
 
 from agentjobs.adapters.kube import ApiError, JsonObject, Kube
 from agentjobs.adapters.object_store import StorageError
 from agentjobs.logic import admission
+from agentjobs.logic.status_patch import status_patch
 
 logger = logging.getLogger(__name__)
+S = TypeVar("S", bound=BaseModel)
 
 
 class RetryLater(Exception):
@@ -47,7 +52,24 @@ def too_large(error: ApiError) -> bool:
     )
 
 
-async def write_smallest(
+async def write_status(
+    kube: Kube, path: str, patch: JsonObject, status: S, previous: S, *, squeeze: Callable[[S], S]
+) -> tuple[JsonObject | None, S]:
+    """Merge ``patch`` (``previous`` to ``status``) into the status at ``path``; refused for
+    its size (R57), write ``squeeze(status)`` once instead. The API's answer (None: the
+    object is gone) and the status written."""
+    try:
+        return await kube.merge_patch(path, {"status": patch}), status
+    except ApiError as error:
+        if not too_large(error):
+            raise
+        refused = error
+    smallest = squeeze(status)
+    written = await _write_smallest(kube, path, status_patch(smallest, previous), refused=refused)
+    return written, smallest
+
+
+async def _write_smallest(
     kube: Kube, path: str, patch: JsonObject | None, *, refused: ApiError
 ) -> JsonObject | None:
     """Write a status squeezed as far as it goes after ``refused`` said the full one was too

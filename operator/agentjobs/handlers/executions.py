@@ -242,16 +242,14 @@ class ExecutionReconciler:
             status = status_budget.fit_execution(status)
         patch = status_patch(status, previous)
         if patch is not None:
-            path = paths.status(paths.execution(namespace, name))
-            try:
-                patched = await self._kube.merge_patch(path, {"status": patch})
-            except ApiError as error:  # R57: its spec leaves the status less room
-                if not errors.too_large(error):
-                    raise
-                status = status_budget.fit_execution(status, budget=0)
-                patched = await errors.write_smallest(
-                    self._kube, path, status_patch(status, previous), refused=error
-                )
+            patched, status = await errors.write_status(
+                self._kube,
+                paths.status(paths.execution(namespace, name)),
+                patch,
+                status,
+                previous,
+                squeeze=lambda full: status_budget.fit_execution(full, budget=0),
+            )
             settled = execution_plan.settled(
                 spec, children, status, generation=body["metadata"].get("generation"), now=now
             )

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from agentjobs.adapters import paths
-from agentjobs.adapters.kube import ApiError, JsonObject, Kube
+from agentjobs.adapters.kube import JsonObject, Kube
 from agentjobs.handlers import errors, events
 from agentjobs.handlers.config import OperatorConfig
 from agentjobs.handlers.observed import Observed
@@ -115,18 +115,16 @@ class PhaseContext:
         patch = status_patch(status, self.status)
         if patch is None:
             return True
-        path = paths.status(paths.phase(self.namespace, self.name))
-        try:
-            patched = await self.kube.merge_patch(path, {"status": patch})
-        except ApiError as error:
-            if not errors.too_large(error):
-                raise
-            # The Phase's spec leaves its status less room than the budget: the status is
-            # written squeezed as far as it goes, once; refused again, it cannot be written.
-            status = status_budget.fit_phase(status, budget=0)
-            patched = await errors.write_smallest(
-                self.kube, path, status_patch(status, self.status), refused=error
-            )
+        # The Phase's spec may leave its status less room than the budget: refused for its
+        # size, it is written squeezed as far as it goes, once.
+        patched, status = await errors.write_status(
+            self.kube,
+            paths.status(paths.phase(self.namespace, self.name)),
+            patch,
+            status,
+            self.status,
+            squeeze=lambda full: status_budget.fit_phase(full, budget=0),
+        )
         if patched is None:
             return False
         previous, self.status = self.status, status
