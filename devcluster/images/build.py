@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import os
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -21,6 +22,8 @@ from devcluster.images.recipes import HOST_CA, Recipe
 
 IMAGES_DIR = Path.home() / ".cache" / "agentjobs" / "images"
 ARCHIVES_DIR = IMAGES_DIR / "archives"
+# Hex digits of the cache key in an archive's name.
+KEY_LENGTH = 20
 
 
 @contextlib.contextmanager
@@ -35,6 +38,19 @@ def build_lock(log: TextIO) -> Iterator[None]:
             print("images: waiting for another build to finish", file=log, flush=True)
             fcntl.flock(lock, fcntl.LOCK_EX)
         yield
+
+
+# Archives kept for each image: several worktrees (or branches) share the cache, each
+# building the operator from its own sources, and must not rebuild in turn.
+KEPT_ARCHIVES = 4
+
+
+def _forget(recipe: Recipe) -> None:
+    """Delete the archives of `recipe` beyond the KEPT_ARCHIVES used last."""
+    pattern = f"{recipe.slug}-{'?' * KEY_LENGTH}.tar"
+    archives = sorted(ARCHIVES_DIR.glob(pattern), key=lambda path: path.stat().st_mtime)
+    for old in archives[:-KEPT_ARCHIVES]:
+        old.unlink()
 
 
 class Builder:
@@ -62,16 +78,17 @@ class Builder:
         return cache_key(files, inputs)
 
     def build(self, recipe: Recipe) -> Path:
-        archive = ARCHIVES_DIR / f"{recipe.slug}-{self.key(recipe)[:20]}.tar"
-        if not archive.exists():
+        archive = ARCHIVES_DIR / f"{recipe.slug}-{self.key(recipe)[:KEY_LENGTH]}.tar"
+        if archive.exists():
+            # Its mtime says when it was last used, for `_forget`.
+            os.utime(archive)
+        else:
             started = time.monotonic()
             print(f"images: building {recipe.names[0]}", file=self._log, flush=True)
             self._build(recipe, archive)
             elapsed = time.monotonic() - started
             print(f"images: built {archive.name} in {elapsed:.1f} s", file=self._log, flush=True)
-            for old in ARCHIVES_DIR.glob(f"{recipe.slug}-*.tar"):
-                if old != archive:
-                    old.unlink()
+            _forget(recipe)
         for name in recipe.names:
             self._archives[name] = archive
         return archive

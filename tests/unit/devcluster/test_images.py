@@ -11,12 +11,15 @@ Cases:
 - the Debian mirror is the host's deb822 stanza for the suite;
 - an archive's index lists the image once under each name, for ctr and for buildah;
 - the operator image carries the chart's default image name, each base is built before its
-  users, and every FROM of ours names an image of the catalog.
+  users, and every FROM of ours names an image of the catalog;
+- a second build waits for the first one's lock; the archives of an image used last are kept.
 """
 
 from __future__ import annotations
 
+import io
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -189,3 +192,35 @@ def test_every_base_is_an_image_of_the_catalog() -> None:
     names = {name for recipe in catalog.RECIPES for name in recipe.names}
     for recipe in catalog.RECIPES:
         assert set(from_images(recipe.dockerfile.read_text())) <= names, recipe.slug
+
+
+def test_a_second_build_waits_for_the_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(build, "IMAGES_DIR", tmp_path)
+    entered = threading.Event()
+    second_log = io.StringIO()
+
+    def second() -> None:
+        with build.build_lock(second_log):
+            entered.set()
+
+    with build.build_lock(io.StringIO()):
+        thread = threading.Thread(target=second)
+        thread.start()
+        assert not entered.wait(0.5)
+    thread.join(5)
+    assert entered.is_set()
+    assert "waiting for another build" in second_log.getvalue()
+
+
+def test_the_archives_used_last_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(build, "ARCHIVES_DIR", tmp_path)
+    names = [f"python-{index:020d}.tar" for index in range(6)]
+    for used, name in enumerate(names):
+        (tmp_path / name).touch()
+        os.utime(tmp_path / name, (used, used))
+    (tmp_path / "python-base-00000000000000000000.tar").touch()  # another image's
+    build._forget(catalog.PYTHON)
+    kept = {"python-base-00000000000000000000.tar", *names[-build.KEPT_ARCHIVES :]}
+    assert {path.name for path in tmp_path.iterdir()} == kept
