@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from devcluster.images import buildah
-from devcluster.images.archive import manifest_digest, pack
+from devcluster.images.archive import image_id, pack
 from devcluster.images.catalog import NODE_IMAGES, RECIPES
 from devcluster.images.context import cache_key
 from devcluster.images.names import from_images
@@ -72,7 +72,7 @@ class Builder:
             ("names", " ".join(recipe.names)),
         ]
         inputs += [
-            (f"base {base}", manifest_digest(self._archives[base]))
+            (f"base {base}", image_id(self._archives[base]))
             for base in from_images(dockerfile.decode())
         ]
         return cache_key(files, inputs)
@@ -95,9 +95,9 @@ class Builder:
 
     def _build(self, recipe: Recipe, archive: Path) -> None:
         for base in from_images(recipe.dockerfile.read_text()):
-            # Storage may have lost what an archive still holds (or never held it, on a
-            # machine that got the archives from elsewhere).
-            if not self._buildah.has(base):
+            # The build must start from the base its key names. Storage may have lost it, or
+            # hold another under its name (built from another worktree's recipe).
+            if self._buildah.image_id(base) != image_id(self._archives[base]):
                 self._buildah.load(self._archives[base], base)
         ARCHIVES_DIR.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=IMAGES_DIR, prefix="work-") as work:

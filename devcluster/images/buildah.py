@@ -110,8 +110,10 @@ class Buildah:
         """Drop the images no name points to any more: earlier builds' and build stages'."""
         self._run("rmi", "--prune")
 
-    def has(self, image: str) -> bool:
-        return bool(self._output("images", "--quiet", "--filter", f"reference={image}"))
+    def image_id(self, image: str) -> str | None:
+        """The ID of the image storage holds under the name `image`, if any."""
+        found = self._output("images", "--quiet", "--no-trunc", "--filter", f"reference={image}")
+        return found.splitlines()[0].removeprefix("sha256:") if found else None
 
     def load(self, archive: Path, name: str) -> None:
         """Put an image saved by archive.pack back into storage under `name`."""
