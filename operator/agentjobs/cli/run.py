@@ -84,8 +84,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=OperatorConfig.pending_timeout,
         metavar="SECONDS",
-        help="how long a phase's pod may wait for its agent to start before the "
-        "phase fails as blocked (default: %(default)s)",
+        help="how long a phase's pod may wait for its agent to start while something "
+        "stands in its way (an image pull, a missing Secret, no room) before the phase "
+        "fails (default: %(default)s)",
     )
     parser.add_argument(
         "--cancel-grace-seconds",
