@@ -298,6 +298,7 @@ def _down(layout: Layout, log: TextIO) -> None:
         if processes.alive(pid_file) is not None:
             print(f"stopping {component.name}", file=log, flush=True)
         _stop(layout, component)
+    real_node.stop_pods(layout)
     strays = processes.kill_marked(str(layout.root))
     if strays:
         print(f"killed {len(strays)} leftover process(es): {strays}", file=log, flush=True)

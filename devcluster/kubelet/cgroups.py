@@ -64,16 +64,22 @@ def _remove_tree(root: Path) -> None:
             cgroup.rmdir()
 
 
-def remove(mount: Path = CGROUP_MOUNT) -> None:
-    """SIGKILL every process in our cgroups, then remove them, deepest first."""
+def kill_processes(mount: Path = CGROUP_MOUNT) -> None:
+    """SIGKILL every process in our cgroups until none is left (or KILL_SECONDS pass)."""
     deadline = time.monotonic() + KILL_SECONDS
-    while time.monotonic() < deadline:
-        for pid in processes(mount):
+    while (pids := processes(mount)) and time.monotonic() < deadline:
+        for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        remaining = roots(mount)
-        if not remaining:
-            return
+        time.sleep(0.1)
+
+
+def remove(mount: Path = CGROUP_MOUNT) -> None:
+    """Empty our cgroups and remove them, deepest first."""
+    kill_processes(mount)
+    deadline = time.monotonic() + KILL_SECONDS
+    while (remaining := roots(mount)) and time.monotonic() < deadline:
         for root in remaining:
             _remove_tree(root)
-        time.sleep(0.1)
+        if roots(mount):
+            time.sleep(0.1)

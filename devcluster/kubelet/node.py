@@ -3,8 +3,11 @@ inside the node's namespaces, and what `up` prepares for them and `down` removes
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import signal
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TextIO
@@ -90,10 +93,29 @@ def import_images(layout: Layout, archives: Iterable[Path], log: TextIO) -> None
     containerd.import_images(NodePaths.of(layout), archives, log)
 
 
+def _shims(paths: NodePaths) -> list[int]:
+    """containerd's shims, which name its socket on their command line."""
+    needle = str(paths.containerd_socket).encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, ValueError):
+            if entry.name.isdigit() and needle in (entry / "cmdline").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+    return found
+
+
+def stop_pods(layout: Layout) -> None:
+    """Once containerd and the kubelet are stopped: kill the shims and the containers, which
+    outlive both by design."""
+    for pid in _shims(NodePaths.of(layout)):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    cgroups.kill_processes()
+
+
 def teardown(layout: Layout) -> None:
-    """After every process of the cluster is stopped: kill what still runs in the node's
-    cgroups (containers outlive containerd and its shims), remove the cgroups, drop the
-    namespaces, and empty /run as a reboot would."""
+    """After every process of the cluster is gone: remove the node's cgroups, drop its
+    namespaces, and empty its /run as a reboot would."""
     paths = NodePaths.of(layout)
     cgroups.remove()
     namespaces.remove(paths)
