@@ -122,8 +122,11 @@ def teardown(layout: Layout) -> None:
     network.remove(paths)
     if mounted(paths.namespaces):
         run(["umount", str(paths.namespaces)])
-    for volatile in (paths.run, paths.tmp):
-        shutil.rmtree(volatile, ignore_errors=True)
+    # rmtree would descend into a mount and delete what it shows; the node's mounts are its
+    # namespace's, so none should be here on the host, but if one is, /run stays as it is.
+    if not any(under(Path(point), paths.root) for point in host_mount_points()):
+        for volatile in (paths.run, paths.tmp):
+            shutil.rmtree(volatile, ignore_errors=True)
 
 
 def leftovers(layout: Layout) -> list[str]:
