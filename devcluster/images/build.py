@@ -17,7 +17,7 @@ from devcluster.images.archive import manifest_digest, pack
 from devcluster.images.catalog import NODE_IMAGES, RECIPES
 from devcluster.images.context import cache_key
 from devcluster.images.names import from_images
-from devcluster.images.recipes import Recipe
+from devcluster.images.recipes import HOST_CA, Recipe
 
 IMAGES_DIR = Path.home() / ".cache" / "agentjobs" / "images"
 ARCHIVES_DIR = IMAGES_DIR / "archives"
@@ -85,7 +85,8 @@ class Builder:
         ARCHIVES_DIR.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=IMAGES_DIR, prefix="work-") as work:
             context = recipe.context(Path(work), self._log)
-            self._buildah.build(recipe.dockerfile, context, recipe.names)
+            volumes = [f"{HOST_CA}:{HOST_CA}:ro"] if recipe.host_ca else []
+            self._buildah.build(recipe.dockerfile, context, recipe.names, volumes)
             layout = Path(work, "layout")
             self._buildah.push_layout(recipe.names[0], layout)
             pack(layout, recipe.names, archive)

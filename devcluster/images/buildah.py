@@ -55,9 +55,12 @@ class Buildah:
         )
         return result.stdout.decode().strip()
 
-    def build(self, dockerfile: Path, context: Path, names: Sequence[str]) -> None:
+    def build(
+        self, dockerfile: Path, context: Path, names: Sequence[str], volumes: Sequence[str]
+    ) -> None:
         self._run(
             "bud",
+            *(f"--volume={volume}" for volume in volumes),
             "--file",
             str(dockerfile),
             *(f"--tag={name}" for name in names),

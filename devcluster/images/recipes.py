@@ -17,6 +17,11 @@ from devcluster.images.context import ContextFile, read_context
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
+# Mounted read-only over the image's own bundle for the RUN steps of a build that downloads
+# over TLS (pip from PyPI): they trust what the host trusts, which on a machine behind a
+# TLS-inspecting proxy includes the proxy's CA. The image keeps Debian's bundle.
+HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
+
 Inputs = list[tuple[str, str]]
 
 
@@ -31,6 +36,10 @@ class Recipe(Protocol):
 
     @property
     def dockerfile(self) -> Path: ...
+
+    # Whether RUN steps see the host's CA bundle (see HOST_CA).
+    @property
+    def host_ca(self) -> bool: ...
 
     def sources(self) -> tuple[list[ContextFile], Inputs]:
         """The context files and other inputs the image is made from, for its cache key."""
@@ -49,6 +58,7 @@ class DirectoryImage:
     names: tuple[str, ...]
     dockerfile: Path
     directory: Path
+    host_ca: bool = False
 
     def sources(self) -> tuple[list[ContextFile], Inputs]:
         return read_context(self.directory), []
@@ -72,6 +82,7 @@ class PauseImage:
     slug: str
     names: tuple[str, ...]
     dockerfile: Path
+    host_ca: bool = False
 
     def sources(self) -> tuple[list[ContextFile], Inputs]:
         gcc = subprocess.run(["gcc", "--version"], check=True, capture_output=True, text=True)
@@ -100,6 +111,7 @@ class BusyboxImage:
     slug: str
     names: tuple[str, ...]
     dockerfile: Path
+    host_ca: bool = False
 
     def sources(self) -> tuple[list[ContextFile], Inputs]:
         return [_file(BUSYBOX, "busybox", 0o755)], []
