@@ -95,6 +95,14 @@ BUILDS: tuple[GoModuleBuild, ...] = (
         },
         ldflags=_kubernetes_version_flags(),
     ),
+    # The real node's binaries, from the same wrapper module but a build of their own, so that
+    # adding them did not rebuild the cached control plane.
+    GoModuleBuild(
+        module_dir="kubernetes",
+        version=KUBERNETES_VERSION,
+        packages={name: f"k8s.io/kubernetes/cmd/{name}" for name in ("kubelet", "kube-proxy")},
+        ldflags=_kubernetes_version_flags(),
+    ),
     GoModuleBuild(module_dir="etcd", version=ETCD_VERSION, packages={"etcd": "."}),
     GoModuleBuild(
         module_dir="helm",

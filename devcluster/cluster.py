@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TextIO
 
-from devcluster import kwok, processes, stores
+from devcluster import images, kwok, processes, stores
 from devcluster.build import all_binary_names, ensure_binaries, link_unversioned
 from devcluster.components import (
     ALL,
@@ -24,6 +24,7 @@ from devcluster.components import (
     S3,
     Component,
 )
+from devcluster.kubelet import node as real_node
 from devcluster.layout import (
     APISERVER_URL,
     NODE_NAME,
@@ -107,10 +108,9 @@ def _prepare(layout: Layout, log: TextIO, s3: tuple[str, ...]) -> None:
     link_unversioned(binaries, layout.bin)
     ensure_pki(layout.pki, LEAVES)
     for client in KUBECONFIG_CLIENTS:
-        path = layout.kubeconfig(client)
-        if not path.exists():
-            write_kubeconfig(path, APISERVER_URL, layout.pki, client)
+        write_kubeconfig(layout.kubeconfig(client), APISERVER_URL, layout.pki, client)
     s3_credentials(layout)
+    real_node.prepare(layout, images.PAUSE_IMAGE)
 
 
 def _start(layout: Layout, component: Component, log: TextIO) -> None:
@@ -219,6 +219,7 @@ def _up(layout: Layout, log: TextIO, s3: tuple[str, ...]) -> None:
         layout,
         CONTROLLER_MANAGER,
     )
+    _up_real_node(layout, log)
     if not node_available:
         print(
             f"{NODE_MODULE.relative_to(REPO_ROOT)} does not exist yet: no node started, "
@@ -229,12 +230,23 @@ def _up(layout: Layout, log: TextIO, s3: tuple[str, ...]) -> None:
     print(f"cluster is up; KUBECONFIG={layout.admin_kubeconfig}", file=log, flush=True)
 
 
+def _up_real_node(layout: Layout, log: TextIO) -> None:
+    archives = images.node_images(log)
+    _start(layout, real_node.CONTAINERD, log)
+    _wait_healthy(layout, real_node.CONTAINERD)
+    real_node.import_images(layout, archives, log)
+    for component in (real_node.KUBELET, real_node.KUBE_PROXY):
+        _start(layout, component, log)
+    for component in (real_node.KUBELET, real_node.KUBE_PROXY):
+        _wait_healthy(layout, component)
+
+
 # The names `restart` takes: the short ones the chaos tests use, and every component's own.
 RESTARTABLE = {
     "apiserver": APISERVER,
     "node": NODE,
     "s3": S3,
-    **{component.name: component for component in ALL},
+    **{component.name: component for component in (*ALL, *real_node.COMPONENTS)},
 }
 
 
@@ -281,14 +293,19 @@ def down(layout: Layout | None = None, log: TextIO = sys.stderr) -> None:
 
 
 def _down(layout: Layout, log: TextIO) -> None:
-    for component in reversed((*ALL, *kwok.COMPONENTS)):
+    for component in reversed((*ALL, *kwok.COMPONENTS, *real_node.COMPONENTS)):
         pid_file = layout.pid_file(component.name)
         if processes.alive(pid_file) is not None:
             print(f"stopping {component.name}", file=log, flush=True)
         _stop(layout, component)
+    real_node.stop_pods(layout)
     strays = processes.kill_marked(str(layout.root))
     if strays:
         print(f"killed {len(strays)} leftover process(es): {strays}", file=log, flush=True)
+    real_node.teardown(layout)
+    left = real_node.leftovers(layout)
+    if left:
+        raise ClusterError(f"the real node left behind after down: {'; '.join(left)}")
     still_listening = processes.listening_ports(
         p for c in (*ALL, *kwok.COMPONENTS) for p in c.ports
     )
@@ -303,7 +320,7 @@ def status(layout: Layout | None = None, out: TextIO = sys.stdout) -> bool:
     layout = layout or default_layout()
     all_healthy = True
     chosen = stores.chosen_stores(layout)
-    for component in ALL:
+    for component in (*ALL, *real_node.COMPONENTS):
         if component is NODE and not NODE_MODULE.exists():
             print(f"{component.name:24} not available (no {NODE_MODULE.name})", file=out)
             continue

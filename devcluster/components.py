@@ -15,12 +15,15 @@ from devcluster.layout import (
     CONTROLLER_MANAGER_PORT,
     ETCD_CLIENT_PORT,
     ETCD_PEER_PORT,
+    HOST_ADDRESS,
     KUBERNETES_SERVICE_IP,
     LOOPBACK,
     MINIO_CONSOLE_PORT,
     MINIO_PORT,
+    NODE_ADDRESS,
     NODE_NAME,
     NODE_PORT,
+    REAL_NODE_NAME,
     REPO_ROOT,
     S3_PORT,
     SCHEDULER_PORT,
@@ -86,7 +89,7 @@ LEAVES = (
             "kubernetes.default.svc",
             "kubernetes.default.svc.cluster.local",
         ),
-        ip_addresses=(LOOPBACK, KUBERNETES_SERVICE_IP),
+        ip_addresses=(LOOPBACK, HOST_ADDRESS, KUBERNETES_SERVICE_IP),
     ),
     Leaf("admin", "admin", "system:masters"),
     Leaf("controller-manager", "system:kube-controller-manager"),
@@ -101,9 +104,21 @@ LEAVES = (
         dns_names=("localhost", NODE_NAME),
         ip_addresses=(LOOPBACK,),
     ),
+    # The real node (devcluster.kubelet): the kubelet's client and serving certificates, and
+    # kube-proxy's client, the user the built-in system:node-proxier role is bound to.
+    Leaf("kubelet", f"system:node:{REAL_NODE_NAME}", "system:nodes"),
+    Leaf(
+        "kubelet-serving",
+        f"system:node:{REAL_NODE_NAME}",
+        "system:nodes",
+        server=True,
+        dns_names=(REAL_NODE_NAME,),
+        ip_addresses=(NODE_ADDRESS,),
+    ),
+    Leaf("kube-proxy", "system:kube-proxy"),
 )
 # Kubeconfig files written next to the state directory, by the client certificate they use.
-KUBECONFIG_CLIENTS = ("admin", "controller-manager", "scheduler", "node")
+KUBECONFIG_CLIENTS = ("admin", "controller-manager", "scheduler", "node", "kubelet", "kube-proxy")
 
 
 def _no_environment(layout: Layout) -> Mapping[str, str]:
@@ -148,8 +163,9 @@ def _apiserver(layout: Layout) -> list[str]:
     return [
         str(binary_path("kube-apiserver")),
         f"--etcd-servers=http://{LOOPBACK}:{ETCD_CLIENT_PORT}",
-        f"--bind-address={LOOPBACK}",
-        f"--advertise-address={LOOPBACK}",
+        # The host's end of the real node's link, so that pods reach it.
+        f"--bind-address={HOST_ADDRESS}",
+        f"--advertise-address={HOST_ADDRESS}",
         f"--secure-port={APISERVER_PORT}",
         f"--tls-cert-file={pki / 'apiserver.crt'}",
         f"--tls-private-key-file={pki / 'apiserver.key'}",
@@ -167,8 +183,6 @@ def _apiserver(layout: Layout) -> list[str]:
         f"--kubelet-certificate-authority={pki / 'ca.crt'}",
         "--kubelet-preferred-address-types=InternalIP",
         "--allow-privileged=true",
-        # Endpoints may not point at loopback, so the `kubernetes` Service keeps none.
-        "--endpoint-reconciler-type=none",
         "--profiling=false",
     ]
 
@@ -258,7 +272,7 @@ def _versitygw(layout: Layout) -> list[str]:
         str(binary_path("versitygw")),
         f"--access={credentials.access_key}",
         f"--secret={credentials.secret_key}",
-        f"--port={LOOPBACK}:{S3_PORT}",
+        f"--port={HOST_ADDRESS}:{S3_PORT}",
         f"--health={S3_HEALTH_PATH}",
         *backend,
         str(layout.s3_data),
@@ -266,7 +280,7 @@ def _versitygw(layout: Layout) -> list[str]:
 
 
 def _versitygw_healthy(layout: Layout) -> bool:
-    return http_status(f"http://{LOOPBACK}:{S3_PORT}{S3_HEALTH_PATH}") == 200
+    return http_status(f"http://{HOST_ADDRESS}:{S3_PORT}{S3_HEALTH_PATH}") == 200
 
 
 def _minio(layout: Layout) -> list[str]:
@@ -274,7 +288,7 @@ def _minio(layout: Layout) -> list[str]:
     return [
         str(binary_path("minio")),
         "server",
-        f"--address={LOOPBACK}:{MINIO_PORT}",
+        f"--address={HOST_ADDRESS}:{MINIO_PORT}",
         # Its console is off (MINIO_BROWSER); the address keeps it off MinIO's default port.
         f"--console-address={LOOPBACK}:{MINIO_CONSOLE_PORT}",
         str(layout.minio_data),
@@ -293,7 +307,7 @@ def _minio_environment(layout: Layout) -> Mapping[str, str]:
 
 
 def _minio_healthy(layout: Layout) -> bool:
-    return http_status(f"http://{LOOPBACK}:{MINIO_PORT}{MINIO_READY_PATH}") == 200
+    return http_status(f"http://{HOST_ADDRESS}:{MINIO_PORT}{MINIO_READY_PATH}") == 200
 
 
 def image_files() -> list[Path]:

@@ -4,7 +4,9 @@ It brings up the local control plane and S3 store (building them the first time)
 installs the CRDs and the chart's RBAC for one namespace, starts the operator as a
 local process with that ServiceAccount's token (not an admin credential), applies
 the multi-phase example with the example agent, shows each phase's progress and
-the agent's output live, and ends with the Execution's verdict and its artifacts.
+the agent's output live, and ends with the Execution's verdict and its artifacts (or,
+when it does not finish in time, with where it stands: the conditions' messages and the
+pods' container states).
 The operator stops at the end; the cluster stays up for a look around.
 
 `python -m devcluster.demo outcome` (`make demo-outcome`) runs the outcome example

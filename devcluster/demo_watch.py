@@ -9,6 +9,7 @@ import threading
 import time
 from typing import Any
 
+from devcluster import demo_diagnosis
 from devcluster.demo_kubectl import AGENTJOBS, NAMESPACE, TIMEOUT_SECONDS, DemoError, Kubectl
 
 
@@ -109,7 +110,12 @@ def watch(kubectl: Kubectl, execution_name: str) -> dict[str, Any]:
         if any(c["type"] == "Finished" and c["status"] == "True" for c in conditions):
             return execution
         if time.monotonic() > deadline:
-            raise DemoError(f"the execution did not finish in {TIMEOUT_SECONDS:.0f} s")
+            pods = kubectl.json("get", "pods", "-n", NAMESPACE, "-l", selector)["items"]
+            lines = demo_diagnosis.where_it_stands(execution, phases, pods)
+            raise DemoError(
+                f"the execution did not finish in {TIMEOUT_SECONDS:.0f} s; where it stands:\n"
+                + "\n".join(f"  {line}" for line in lines)
+            )
         time.sleep(0.5)
 
 

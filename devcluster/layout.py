@@ -16,6 +16,17 @@ LOOPBACK = "127.0.0.1"
 SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
 # The first address of the service range, which the `kubernetes` Service takes.
 KUBERNETES_SERVICE_IP = "10.0.0.1"
+# The real node (devcluster.kubelet) is a network namespace of ours, joined to the host by a
+# veth pair: the host's end is HOST_LINK with HOST_ADDRESS, the node's NODE_ADDRESS. What pods
+# must reach (the API server, the S3 stores) listens on HOST_ADDRESS, since a pod's loopback is
+# its own; host processes, the process node's pods among them, reach it as well.
+HOST_LINK = "agentjobs0"
+HOST_ADDRESS = "10.87.0.1"
+NODE_ADDRESS = "10.87.0.2"
+NODE_NETWORK_PREFIX = 24
+REAL_NODE_NAME = "devkubelet"
+# Pod addresses on the real node's bridge, inside its network namespace.
+POD_SUBNET = "10.88.0.0/24"
 
 ETCD_CLIENT_PORT = 23790
 ETCD_PEER_PORT = 23800
@@ -32,9 +43,9 @@ MINIO_CONSOLE_PORT = 9011
 KWOK_NODE_PORT = 10350
 KWOK_SERVER_PORT = 10351
 
-APISERVER_URL = f"https://{LOOPBACK}:{APISERVER_PORT}"
-S3_ENDPOINT = f"http://{LOOPBACK}:{S3_PORT}"
-MINIO_ENDPOINT = f"http://{LOOPBACK}:{MINIO_PORT}"
+APISERVER_URL = f"https://{HOST_ADDRESS}:{APISERVER_PORT}"
+S3_ENDPOINT = f"http://{HOST_ADDRESS}:{S3_PORT}"
+MINIO_ENDPOINT = f"http://{HOST_ADDRESS}:{MINIO_PORT}"
 
 
 @dataclass(frozen=True)
@@ -84,6 +95,11 @@ class Layout:
     @property
     def node_state(self) -> Path:
         return self.root / "node"
+
+    @property
+    def real_node(self) -> Path:
+        """The real node's namespaces, configuration and state (devcluster.kubelet)."""
+        return self.root / "realnode"
 
     @property
     def admin_kubeconfig(self) -> Path:

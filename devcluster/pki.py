@@ -141,15 +141,39 @@ def _create_service_account_keypair(pki: Path) -> None:
     (pki / f"{SERVICE_ACCOUNT_KEY}.pub").write_bytes(public)
 
 
+def _alternative_names(leaf: Leaf) -> set[str]:
+    return {f"DNS:{name}" for name in leaf.dns_names} | {
+        f"IP:{ipaddress.ip_address(address)}" for address in leaf.ip_addresses
+    }
+
+
+def _issued_as(pki: Path, leaf: Leaf) -> bool:
+    """Whether the leaf's certificate exists with the leaf's subject and names (a cluster
+    state directory may predate a name added since)."""
+    path = pki / f"{leaf.name}.crt"
+    if not path.exists():
+        return False
+    certificate = x509.load_pem_x509_certificate(path.read_bytes())
+    try:
+        extension = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+        alternative = extension.value
+        names = {f"DNS:{name}" for name in alternative.get_values_for_type(x509.DNSName)}
+        names |= {f"IP:{address}" for address in alternative.get_values_for_type(x509.IPAddress)}
+    except x509.ExtensionNotFound:
+        names = set()
+    subject = certificate.subject == _name(leaf.common_name, leaf.organization)
+    return subject and names == _alternative_names(leaf)
+
+
 def ensure_pki(pki: Path, leaves: Sequence[Leaf]) -> None:
-    """Create the CA, the service-account keypair and every leaf that does not exist yet."""
+    """Create the CA, the service-account keypair and every leaf not issued as described."""
     pki.mkdir(parents=True, exist_ok=True)
     if not (pki / f"{CA_NAME}.crt").exists():
         _create_ca(pki)
     if not (pki / f"{SERVICE_ACCOUNT_KEY}.pub").exists():
         _create_service_account_keypair(pki)
     for leaf in leaves:
-        if not (pki / f"{leaf.name}.crt").exists():
+        if not _issued_as(pki, leaf):
             _create_leaf(pki, leaf)
 
 
@@ -158,7 +182,8 @@ def _base64_file(path: Path) -> str:
 
 
 def write_kubeconfig(path: Path, server: str, pki: Path, client: str) -> None:
-    """Write a self-contained kubeconfig that authenticates with the client certificate `client`."""
+    """Write a self-contained kubeconfig that authenticates with the client certificate `client`,
+    unless the file already says exactly that."""
     config = {
         "apiVersion": "v1",
         "kind": "Config",
@@ -183,6 +208,12 @@ def write_kubeconfig(path: Path, server: str, pki: Path, client: str) -> None:
         "contexts": [{"name": "devcluster", "context": {"cluster": "devcluster", "user": client}}],
         "current-context": "devcluster",
     }
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    text = yaml.safe_dump(config, sort_keys=False)
+    if path.exists() and path.read_text() == text:
+        return
+    # Replaced whole, since running components may read it at any moment.
+    partial = path.with_name(path.name + ".partial")
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w") as file:
-        yaml.safe_dump(config, file, sort_keys=False)
+        file.write(text)
+    os.replace(partial, path)

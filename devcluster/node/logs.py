@@ -88,6 +88,27 @@ def split_entries(data: bytes) -> tuple[list[LogEntry], int]:
     return [decode_line(line) for line in lines], end
 
 
+# terminationMessagePolicy FallbackToLogsOnError: the kubelet's last lines and bytes of the log.
+FALLBACK_LINES = 80
+FALLBACK_BYTES = 2048
+
+
+def log_tail_message(path: Path) -> str | None:
+    """A failed container's message from its log, as FallbackToLogsOnError gives it."""
+    try:
+        with path.open("rb") as log_file:
+            offset = max(0, log_file.seek(0, os.SEEK_END) - 64 * FALLBACK_BYTES)
+            log_file.seek(offset)
+            data = log_file.read()
+    except OSError:
+        return None
+    if offset:  # read from within a line: from the next one on
+        data = data[data.find(b"\n") + 1 :]
+    entries, _ = split_entries(data)
+    text = b"".join(entry.data for entry in tail_entries(entries, FALLBACK_LINES))
+    return text[-FALLBACK_BYTES:].decode(errors="replace") or None
+
+
 @dataclass(frozen=True)
 class LogOptions:
     """The kubelet's log query options."""

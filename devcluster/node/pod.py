@@ -21,7 +21,7 @@ from .api import ApiError
 from .containers import build_launch, memory_limit_bytes, pod_label
 from .envvars import ContainerConfigError
 from .images import ImageNotFoundError, parse_reference
-from .logs import LogWriter
+from .logs import LogWriter, log_tail_message
 from .podbase import CONFIG_RETRY_SECONDS, NodeContext, log_path
 from .probing import ProbingPodWorker
 from .process import ContainerProcess, LaunchSpec, MemoryCgroup, StartFailure, spawn
@@ -333,7 +333,8 @@ class PodWorker(ProbingPodWorker):
         code = await process.wait()
         oom = process.cgroup is not None and process.cgroup.oom_killed()
         reason = "OOMKilled" if oom else ("Completed" if code == 0 else "Error")
-        record.set_terminated(code, reason, None, rfc3339(time.time()))
+        message = log_tail_message(writer.path) if code != 0 and self._logs_on_error(name) else None
+        record.set_terminated(code, reason, message, rfc3339(time.time()))
         self._after_exit(name, writer, process.cgroup)
         self.processes.pop(name, None)
         self.monitors.pop(name, None)
@@ -342,6 +343,14 @@ class PodWorker(ProbingPodWorker):
         self._save()
         self.mark_dirty()
         self.wake.set()
+
+    def _logs_on_error(self, name: str) -> bool:
+        spec = self.pod["spec"]
+        containers = (spec.get("initContainers") or []) + (spec.get("containers") or [])
+        return any(
+            c["name"] == name and c.get("terminationMessagePolicy") == "FallbackToLogsOnError"
+            for c in containers
+        )
 
     def _after_exit(self, name: str, writer: LogWriter, cgroup: MemoryCgroup | None) -> None:
         writer.close()

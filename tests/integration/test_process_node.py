@@ -104,6 +104,20 @@ def test_failed_pod_reports_exit_code_and_logs(kubectl: Kubectl, namespace: str)
     assert logs == "line one\nline two\n"
 
 
+def test_a_failed_containers_log_tail_is_its_message_when_its_policy_asks(
+    kubectl: Kubectl, namespace: str
+) -> None:
+    script = "echo first; echo agentjobs: error: the last words >&2; exit 3"
+    for name, policy, message in (
+        ("fallback", "FallbackToLogsOnError", "first\nagentjobs: error: the last words\n"),
+        ("file", "File", None),
+    ):
+        manifest = _pod(name, script, container={"terminationMessagePolicy": policy})
+        kubectl.apply(manifest, namespace)
+        pod = _wait(kubectl, namespace, name, _phase("Failed", "Succeeded"))
+        assert _main_status(pod)["state"]["terminated"].get("message") == message, name
+
+
 def test_logs_follow_streams_while_the_process_runs(
     local_cluster: DevCluster, kubectl: Kubectl, namespace: str
 ) -> None:

@@ -1,9 +1,7 @@
 """Reading a phase pod's status into run facts and blockers (R15, R36).
 
 Cases: the agent container waiting, running and terminated; an ended pod
-whose agent never ran; image pull errors (auth or not), config errors,
-unschedulable pods and plain slowness as blockers, and only those ending a
-phase, counted from the pod's creation; deletions, disruptions, evictions and
+whose agent never ran; deletions, disruptions, evictions and
 lost nodes as interruptions, a deletion after the agent's own end not; deadlines,
 OOM kills and start errors as failures; a clean exit as no failure; whether the
 harvester sidecar is done.
@@ -48,49 +46,6 @@ def test_a_pod_that_ended_before_its_agent_ran_is_terminated_without_an_exit_cod
 
 
 @pytest.mark.parametrize(
-    ("reason", "message", "kind"),
-    [
-        ("ImagePullBackOff", "pull access denied, repository does not exist", FailureKind.AUTH),
-        ("ErrImagePull", "manifest unknown", FailureKind.CONFIG),
-        ("InvalidImageName", "couldn't parse image name", FailureKind.CONFIG),
-        ("CreateContainerConfigError", 'secret "github-token" not found', FailureKind.CONFIG),
-    ],
-)
-def test_r36_a_stuck_agent_becomes_a_blocker_of_the_right_kind(
-    reason: str, message: str, kind: FailureKind
-) -> None:
-    stuck = pod({"waiting": {"reason": reason, "message": message}})
-    state = pod_state.agent_state(stuck, "agent")
-    failure = pod_state.waiting_failure(stuck, state)
-    assert (failure.kind, failure.code) == (kind, reason)
-    assert message in failure.message
-    assert pod_state.is_blocking_wait(stuck, state)
-
-
-def test_r36_an_unschedulable_pod_is_a_quota_blocker() -> None:
-    stuck = pod(
-        conditions=[
-            {
-                "type": "PodScheduled",
-                "status": "False",
-                "reason": "Unschedulable",
-                "message": "0/1 nodes: Insufficient cpu",
-            }
-        ]
-    )
-    failure = pod_state.waiting_failure(stuck, pod_state.agent_state(stuck, "agent"))
-    assert (failure.kind, failure.code) == (FailureKind.QUOTA, "Unschedulable")
-    assert "Insufficient cpu" in failure.message
-
-
-def test_r36_a_merely_slow_pod_is_a_transient_blocker() -> None:
-    slow = pod({"waiting": {"reason": "ContainerCreating"}})
-    state = pod_state.agent_state(slow, "agent")
-    assert not pod_state.is_blocking_wait(slow, state)
-    assert pod_state.waiting_failure(slow, state).kind is FailureKind.TRANSIENT
-
-
-@pytest.mark.parametrize(
     ("status", "state", "kind", "code"),
     [
         (
@@ -131,60 +86,7 @@ def test_the_harvester_is_done_only_when_it_has_terminated() -> None:
     assert pod_state.has_ended({"status": {}}, "harvester")
 
 
-def test_r36_an_init_container_stuck_on_its_config_names_the_blocker() -> None:
-    stuck = {
-        "status": {
-            "containerStatuses": [
-                {"name": "agent", "state": {"waiting": {"reason": "PodInitializing"}}}
-            ],
-            "initContainerStatuses": [
-                {
-                    "name": "harvester",
-                    "state": {
-                        "waiting": {
-                            "reason": "CreateContainerConfigError",
-                            "message": "container has runAsNonRoot and image will run as root",
-                        }
-                    },
-                }
-            ],
-        }
-    }
-    state = pod_state.agent_state(stuck, "agent")
-    failure = pod_state.waiting_failure(stuck, state)
-    assert (failure.kind, failure.code) == (FailureKind.CONFIG, "CreateContainerConfigError")
-    assert "harvester: container has runAsNonRoot" in failure.message
-    assert pod_state.is_blocking_wait(stuck, state)
-
-
 CREATED = datetime(2026, 12, 1, 9, tzinfo=UTC)
-
-
-def created(state: dict[str, Any], **status: Any) -> dict[str, Any]:
-    return {**pod(state, **status), "metadata": {"creationTimestamp": "2026-12-01T09:00:00Z"}}
-
-
-@pytest.mark.parametrize(
-    "reason", ["ContainerCreating", "PodInitializing", "ImagePullBackOff", "ErrImagePull"]
-)
-def test_only_a_blocking_wait_ends_a_phase_and_only_after_the_timeout(reason: str) -> None:
-    waiting = created({"waiting": {"reason": reason, "message": "m"}})
-    state = pod_state.agent_state(waiting, "agent")
-    late = CREATED + timedelta(seconds=301)
-    failure = pod_state.pending_failure(waiting, state, now=late, timeout=300)
-    blocking = reason.startswith(("Err", "Image"))
-    assert (failure is not None) is blocking
-    early = CREATED + timedelta(seconds=299)
-    assert pod_state.pending_failure(waiting, state, now=early, timeout=300) is None
-
-
-def test_an_unschedulable_pod_waits_for_capacity_until_the_timeout() -> None:
-    condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}
-    waiting = created({"waiting": {"reason": "Pending"}}, conditions=[condition])
-    state = pod_state.agent_state(waiting, "agent")
-    late = CREATED + timedelta(seconds=301)
-    failure = pod_state.pending_failure(waiting, state, now=late, timeout=300)
-    assert failure is not None and failure.code == "Unschedulable"
 
 
 def deleting(**status: Any) -> dict[str, Any]:

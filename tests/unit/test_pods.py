@@ -3,8 +3,8 @@
 Cases: the agent container's prompt file, environment and workspace (the
 timeout in test_agent_timeout.py); no service-account token unless asked;
 the harvester as a native sidecar started before the input fetcher, which
-waits for it; credentials only by Secret reference; deterministic names that
-fit in a label.
+waits for it; a failed sidecar's log tail as its status message (R61);
+credentials only by Secret reference; deterministic names that fit in a label.
 """
 
 from __future__ import annotations
@@ -121,6 +121,13 @@ def test_r28_the_harvester_is_a_native_sidecar_started_before_the_fetcher() -> N
     ready = harvester["args"][harvester["args"].index("--ready-file") + 1]
     assert fetcher["args"][fetcher["args"].index("--wait-for") + 1] == ready
     assert harvester["args"][harvester["args"].index("--root") + 1] == "ns/demo/0-plan/attempt-1"
+
+
+def test_r61_a_failed_sidecar_leaves_its_log_tail_as_its_message() -> None:
+    init = pod(spec(), SIDECARS)["spec"]["initContainers"]
+    assert {c["terminationMessagePolicy"] for c in init} == {"FallbackToLogsOnError"}
+    agent = pod(spec(), SIDECARS)["spec"]["containers"][0]
+    assert "terminationMessagePolicy" not in agent  # the agent's log is read whole instead
 
 
 def test_r35_the_fetcher_is_handed_the_manifest_and_its_hash_not_a_list() -> None:

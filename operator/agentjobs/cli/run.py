@@ -84,8 +84,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=OperatorConfig.pending_timeout,
         metavar="SECONDS",
-        help="how long a phase's pod may wait for its agent to start before the "
-        "phase fails as blocked (default: %(default)s)",
+        help="how long a phase's pod may wait for its agent to start while something "
+        "stands in its way (an image pull, a missing Secret, no room) before the phase "
+        "fails (default: %(default)s)",
     )
     parser.add_argument(
         "--cancel-grace-seconds",
@@ -311,7 +312,16 @@ def leader_election(args: argparse.Namespace) -> LeaderElection | None:
 def run(args: argparse.Namespace) -> int:
     log_records.configure(args.log_format, verbose=args.verbose)
     if args.metrics_port is not None:
-        metrics.serve(args.metrics_port)
+        try:
+            metrics.serve(args.metrics_port)
+        except OSError as error:
+            print(
+                f"agentjobs: error: the metrics endpoint cannot listen on port "
+                f"{args.metrics_port}: {error.strerror or error}; another process (another "
+                "operator?) may hold it: give --metrics-port a free port",
+                file=sys.stderr,
+            )
+            return 1
     if not args.verbose:
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)  # one line per event is noise
     config = OperatorConfig(

@@ -48,8 +48,9 @@ class OperatorConfig:
     """How the operator runs phases.
 
     ``pending_timeout`` is how long a phase's pod may wait for its agent to
-    start (an image that cannot be pulled, a missing Secret, no room to
-    schedule) before the phase fails as blocked; ``cancel_grace_seconds`` is
+    start while something stands in its way (an image that cannot be pulled, a
+    missing Secret, no room to schedule, a sidecar that keeps failing: R61)
+    before the phase fails; ``cancel_grace_seconds`` is
     the grace period a cancelled phase's pod gets; ``image`` is the operator's
     own image, which phase pods run as their input fetcher and harvester;
     ``namespaces`` are the watched namespaces (empty: every namespace);

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from agentjobs.adapters.kube import JsonObject
 from agentjobs.handlers import phase_pod, pod_release
 from agentjobs.handlers.phase_context import PhaseContext
-from agentjobs.logic import pod_state, pods, resolution
+from agentjobs.logic import pod_start, pod_state, pods, resolution
 from agentjobs.logic.pod_state import Stage
 from agentjobs.models.contract import SystemFailure
 
@@ -36,27 +36,40 @@ def never_ran(
 async def wait_for_start(
     ctx: PhaseContext, pod_name: str, container: str = pods.AGENT_CONTAINER
 ) -> JsonObject | resolution.RunFacts:
-    """The pod once its main container has started, or the run facts of one that never will."""
+    """The pod once its main container has started, or the run facts of one that never
+    will (R61); what stands in its way meanwhile is shown in the phase's status."""
+    shown: pod_start.Trouble | None = None
+    before = _running_message(ctx)
     while True:
         pod = await ctx.current_pod(pod_name)
         if pod is None:
             return never_ran(cancelled=ctx.cancel_requested, interrupted=True)
-        state = pod_state.agent_state(pod, container)
-        if state.stage is not Stage.WAITING:
+        now = datetime.now(UTC)
+        timeout = ctx.config.pending_timeout
+        decided = pod_start.decide(pod, container, now=now, timeout=timeout, earlier=shown)
+        if isinstance(decided, pod_start.Started):
+            if shown is not None and before is not None:
+                await ctx.report_waiting(before)
             return pod
         interrupted = ctx.interruption(pod)
         if interrupted is not None:
             return never_ran(interrupted=True, failure=interrupted)
         if ctx.deleted_by_operator and (ctx.cancel_requested or ctx.interrupt_requested):
             return never_ran(cancelled=ctx.cancel_requested, interrupted=True)
-        now = datetime.now(UTC)
-        timeout = ctx.config.pending_timeout
-        failure = pod_state.pending_failure(pod, state, now=now, timeout=timeout)
-        if failure is not None:
-            return never_ran(failure=failure)
-        deadline = pod_state.pending_deadline(pod, timeout=timeout)
-        left = (deadline - now).total_seconds() if deadline else RECHECK_SECONDS
+        if isinstance(decided, SystemFailure):
+            return never_ran(failure=decided)
+        message = pod_start.waiting_message(pod_name, decided)
+        if message is not None:
+            await ctx.report_waiting(message)
+        elif shown is not None and before is not None:
+            await ctx.report_waiting(before)  # the trouble is over: say what it said before
+        shown = decided.trouble
+        left = (decided.deadline - now).total_seconds() if decided.deadline else RECHECK_SECONDS
         await ctx.wait(min(RECHECK_SECONDS, left))
+
+
+def _running_message(ctx: PhaseContext) -> str | None:
+    return next((c.message for c in ctx.status.conditions if c.type == "Running"), None)
 
 
 async def settle(

@@ -1,9 +1,9 @@
 """What a phase pod's status says about its agent container, and why a run failed (R15, R36).
 
-Kubernetes reports a pod's trouble in several places (the pod's phase and
-reason, its PodScheduled condition, the agent container's waiting and
-terminated states); this module reads them all and turns them into the
-contract's run facts and system-failure kinds.
+Kubernetes reports a pod's end in several places (the pod's phase and reason,
+its conditions, the agent container's terminated state); this module reads
+them all and turns them into the contract's run facts and system-failure
+kinds. Why a pod has not started is :mod:`agentjobs.logic.pod_start`'s (R61).
 """
 
 from __future__ import annotations
@@ -15,10 +15,6 @@ from typing import Any
 
 from agentjobs.logic import agent_timeout, naming
 from agentjobs.models.contract import FailureKind, SystemFailure
-
-_IMAGE_PULL_REASONS = {"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"}
-_CONFIG_REASONS = {"CreateContainerConfigError", "CreateContainerError", "RunContainerError"}
-_AUTH_WORDS = ("unauthorized", "authentication", "denied", "forbidden", "401", "403")
 
 
 class Stage(Enum):
@@ -88,102 +84,16 @@ def has_ended(pod: dict[str, Any], sidecar: str) -> bool:
     return True  # no such sidecar: nothing to wait for
 
 
-def _image_pull_kind(message: str) -> FailureKind:
-    lowered = message.lower()
-    return FailureKind.AUTH if any(word in lowered for word in _AUTH_WORDS) else FailureKind.CONFIG
-
-
-def unschedulable_message(pod: dict[str, Any]) -> str | None:
-    """The scheduler's explanation when it cannot place the pod."""
-    for condition in pod.get("status", {}).get("conditions") or []:
-        if (
-            condition.get("type") == "PodScheduled"
-            and condition.get("status") == "False"
-            and condition.get("reason") == "Unschedulable"
-        ):
-            return str(condition.get("message") or "the pod cannot be scheduled")
-    return None
-
-
-def _stuck_container(pod: dict[str, Any], state: AgentState) -> AgentState:
-    """The agent's wait, or the first init container's that blocks it (an image, a Secret)."""
-    if state.reason in _IMAGE_PULL_REASONS or state.reason in _CONFIG_REASONS:
-        return state
-    for status in pod.get("status", {}).get("initContainerStatuses") or []:
-        waiting = (status.get("state") or {}).get("waiting") or {}
-        if waiting.get("reason") in _IMAGE_PULL_REASONS | _CONFIG_REASONS:
-            message = f"{status.get('name')}: {waiting.get('message') or waiting['reason']}"
-            return AgentState(Stage.WAITING, waiting["reason"], message)
-    return state
-
-
-def waiting_failure(pod: dict[str, Any], agent: AgentState) -> SystemFailure:
-    """Why a pod that never started its agent is stuck, as a blocker (R36)."""
-    state = _stuck_container(pod, agent)
-    message = state.message or ""
-    if state.reason in _IMAGE_PULL_REASONS:
-        return SystemFailure(
-            kind=_image_pull_kind(message),
-            code=state.reason or "ErrImagePull",
-            message=f"the agent image cannot be pulled: {message or state.reason}",
-        )
-    if state.reason in _CONFIG_REASONS:
-        return SystemFailure(
-            kind=FailureKind.CONFIG,
-            code=state.reason or "CreateContainerConfigError",
-            message=f"the agent container cannot be configured: {message or state.reason}",
-        )
-    unschedulable = unschedulable_message(pod)
-    if unschedulable is not None:
-        return SystemFailure(
-            kind=FailureKind.QUOTA,
-            code="Unschedulable",
-            message=f"the pod cannot be scheduled: {unschedulable}",
-        )
-    reason = state.reason or pod.get("status", {}).get("phase") or "Pending"
-    return SystemFailure(
-        kind=FailureKind.TRANSIENT,
-        code="PodPendingTimeout",
-        message=f"the pod did not start its agent in time ({reason}{': ' if message else ''}"
-        f"{message})",
-    )
-
-
 def _time(value: Any) -> datetime | None:
     return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
 
 
-def _recorded_time(value: object) -> datetime | None:
+def recorded_time(value: object) -> datetime | None:
     """A time written on the pod, where anyone who may patch pods could write anything."""
     try:
         return _time(value) if isinstance(value, str) else None
     except ValueError:
         return None
-
-
-def pending_failure(
-    pod: dict[str, Any], state: AgentState, *, now: datetime, timeout: float
-) -> SystemFailure | None:
-    """Why a waiting pod ends its phase blocked, or None while it may still start.
-
-    Only a wait that time cannot end counts (an image that cannot be pulled, a
-    missing Secret, no room to schedule), measured from the pod's creation so that
-    an operator restart does not restart the clock. ContainerCreating during a
-    long pull, PodInitializing while inputs download, or an autoscaler adding a
-    node are left to run.
-    """
-    created = _time(pod.get("metadata", {}).get("creationTimestamp"))
-    if not is_blocking_wait(pod, state) or created is None:
-        return None
-    if now - created < timedelta(seconds=timeout):
-        return None
-    return waiting_failure(pod, state)
-
-
-def pending_deadline(pod: dict[str, Any], *, timeout: float) -> datetime | None:
-    """When a blocking wait that started with the pod would end its phase."""
-    created = _time(pod.get("metadata", {}).get("creationTimestamp"))
-    return None if created is None else created + timedelta(seconds=timeout)
 
 
 def _deleted_after(pod: dict[str, Any], agent: AgentState | None) -> bool:
@@ -195,7 +105,7 @@ def _deleted_after(pod: dict[str, Any], agent: AgentState | None) -> bool:
     meta = pod.get("metadata", {})
     finished = _time(agent and agent.finished_at)
     recorded = (meta.get("annotations") or {}).get(naming.ANNOTATION_DELETION_REQUESTED)
-    requested = _recorded_time(recorded)
+    requested = recorded_time(recorded)
     grace = int(meta.get("deletionGracePeriodSeconds") or 0)
     removal = _time(meta.get("deletionTimestamp"))
     if requested is None and removal is not None and grace > 0:
@@ -259,16 +169,6 @@ def node_lost(pod: dict[str, Any]) -> bool:
 def removal_deadline(pod: dict[str, Any]) -> datetime | None:
     """When a pod being deleted should be gone: its grace period has run out."""
     return _time(pod.get("metadata", {}).get("deletionTimestamp"))
-
-
-def is_blocking_wait(pod: dict[str, Any], state: AgentState) -> bool:
-    """A wait that only a change of settings (or capacity) can end, not time."""
-    stuck = _stuck_container(pod, state)
-    return (
-        stuck.reason in _IMAGE_PULL_REASONS
-        or stuck.reason in _CONFIG_REASONS
-        or unschedulable_message(pod) is not None
-    )
 
 
 def termination_failure(pod: dict[str, Any], state: AgentState) -> SystemFailure | None:

@@ -223,6 +223,8 @@ def _sidecar_containers(sidecars: Sidecars, security: SecurityContext) -> list[d
         "volumeMounts": mounts,
         "securityContext": pod_security.as_json(security),
         **_resources(sidecars.resources),
+        # R61: the kubelet gives a failed container's log tail as its status message.
+        "terminationMessagePolicy": "FallbackToLogsOnError",
     }
     fetched = _fetcher_arguments(sidecars)
     if fetched:
@@ -254,6 +256,7 @@ def _sidecar_containers(sidecars: Sidecars, security: SecurityContext) -> list[d
         "volumeMounts": [*mounts, {"name": HARVESTER_TMP_VOLUME, "mountPath": "/tmp"}],
         "securityContext": pod_security.as_json(security),
         **_resources(sidecars.resources),
+        "terminationMessagePolicy": "FallbackToLogsOnError",
         "restartPolicy": "Always",  # a native sidecar: runs beside the agent, stops after it
     }
     return [harvester, fetcher]

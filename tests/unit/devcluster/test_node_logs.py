@@ -1,4 +1,5 @@
-"""The node's log format keeps every byte, and serving honours the kubelet's options."""
+"""The node's log format keeps every byte, and serving honours the kubelet's options; a
+failed container's log tail is its message under FallbackToLogsOnError (80 lines, 2 KiB)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from devcluster.node.logs import (
     decode_line,
     encode_chunk,
     format_timestamp,
+    log_tail_message,
     parse_timestamp,
     render,
     split_entries,
@@ -113,3 +115,33 @@ def test_follow_streams_new_bytes_until_closed(tmp_path: Path) -> None:
         return received
 
     assert b"".join(asyncio.run(run())) == b"first\npartial end\n"
+
+
+def test_a_failed_containers_message_is_its_logs_last_80_lines_within_2_kib(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "0.log"
+    writer = LogWriter(path)
+    writer.write("stdout", b"".join(b"line %d\n" % n for n in range(100)))
+    writer.write("stderr", b"agentjobs: error: no such bucket\n")
+    writer.close()
+    message = log_tail_message(path)
+    assert message is not None
+    assert message.startswith("line 21\n") and message.endswith("no such bucket\n")
+    writer = LogWriter(path)
+    writer.write("stderr", b"x" * 5000 + b"\nthe end\n")
+    writer.close()
+    long = log_tail_message(path)
+    assert long is not None and len(long.encode()) == 2048 and long.endswith("x\nthe end\n")
+    assert log_tail_message(tmp_path / "missing.log") is None
+
+
+def test_a_long_log_is_read_from_its_end_only(tmp_path: Path) -> None:
+    path = tmp_path / "0.log"
+    writer = LogWriter(path)
+    for n in range(20_000):
+        writer.write("stdout", b"line %d\n" % n)
+    writer.close()
+    message = log_tail_message(path)
+    assert message is not None
+    assert message.splitlines()[-1] == "line 19999" and len(message.splitlines()) == 80

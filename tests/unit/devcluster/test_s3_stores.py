@@ -20,13 +20,13 @@ def layout(tmp_path: Path) -> Layout:
     return Layout(tmp_path / "cluster")
 
 
-def test_minio_serves_its_data_dir_on_its_own_loopback_ports(layout: Layout) -> None:
+def test_minio_serves_its_data_dir_on_the_host_address_pods_reach(layout: Layout) -> None:
     argv = MINIO.argv(layout)
 
     assert argv == [
         str(BIN_DIR / f"minio-{MINIO_VERSION}"),
         "server",
-        "--address=127.0.0.1:9010",
+        "--address=10.87.0.1:9010",
         "--console-address=127.0.0.1:9011",
         str(layout.root / "minio"),
     ]
@@ -58,14 +58,14 @@ def test_no_two_components_listen_on_the_same_port() -> None:
 
 def test_versitygw_is_chosen_until_up_asks_for_another(layout: Layout) -> None:
     assert stores.chosen_stores(layout) == ("versitygw",)
-    assert cluster.environment(layout)["AGENTJOBS_S3_ENDPOINT"] == "http://127.0.0.1:9000"
+    assert cluster.environment(layout)["AGENTJOBS_S3_ENDPOINT"] == "http://10.87.0.1:9000"
 
 
 def test_up_with_minio_alone_points_env_at_minio(layout: Layout) -> None:
     assert stores.choose_stores(layout, ["minio"]) == ("minio",)
 
     assert stores.chosen_stores(layout) == ("minio",)
-    assert cluster.environment(layout)["AGENTJOBS_S3_ENDPOINT"] == "http://127.0.0.1:9010"
+    assert cluster.environment(layout)["AGENTJOBS_S3_ENDPOINT"] == "http://10.87.0.1:9010"
 
 
 def test_a_later_up_adds_stores_and_down_forgets_them(layout: Layout) -> None:
@@ -73,7 +73,7 @@ def test_a_later_up_adds_stores_and_down_forgets_them(layout: Layout) -> None:
 
     assert stores.choose_stores(layout, ["minio", "versitygw"]) == ("versitygw", "minio")
     environment = cluster.environment(layout, "minio")
-    assert environment["AGENTJOBS_S3_ENDPOINT"] == "http://127.0.0.1:9010"
+    assert environment["AGENTJOBS_S3_ENDPOINT"] == "http://10.87.0.1:9010"
     assert environment["AGENTJOBS_S3_ACCESS_KEY"] == s3_credentials(layout).access_key
 
     stores.forget_stores(layout)
@@ -130,9 +130,9 @@ def test_env_prints_the_exports_of_the_store_asked_for(
     monkeypatch.setenv("AGENTJOBS_CLUSTER_DIR", str(layout.root))
 
     assert cli.main(["env", "--s3", "minio"]) == 0
-    assert "export AGENTJOBS_S3_ENDPOINT=http://127.0.0.1:9010\n" in capsys.readouterr().out
+    assert "export AGENTJOBS_S3_ENDPOINT=http://10.87.0.1:9010\n" in capsys.readouterr().out
     assert cli.main(["env"]) == 0
-    assert "export AGENTJOBS_S3_ENDPOINT=http://127.0.0.1:9000\n" in capsys.readouterr().out
+    assert "export AGENTJOBS_S3_ENDPOINT=http://10.87.0.1:9000\n" in capsys.readouterr().out
 
 
 def _status_by_component(layout: Layout) -> dict[str, str]:

@@ -1,0 +1,71 @@
+"""The real node's network: a network namespace of ours, kept by a bind-mounted file under the
+cluster directory (never /var/run/netns), joined to the host by the veth pair HOST_LINK
+(HOST_ADDRESS) <-> NODE_LINK (NODE_ADDRESS).
+
+Nothing else changes on the host: no route, no sysctl, no iptables rule. Pods' traffic to the
+host leaves the node masqueraded as NODE_ADDRESS (the bridge plugin's ipMasq), so the host
+needs no route to the pod subnet.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from devcluster.kubelet.mounts import mounted, private_directory, run
+from devcluster.kubelet.paths import NodePaths
+from devcluster.layout import HOST_ADDRESS, HOST_LINK, NODE_ADDRESS, NODE_NETWORK_PREFIX
+
+NODE_LINK = "eth0"
+# The kernel frees a namespace's links asynchronously once its last reference is gone.
+LINK_GONE_SECONDS = 5.0
+
+
+def host_link_exists() -> bool:
+    return Path("/sys/class/net", HOST_LINK).exists()
+
+
+def in_node(paths: NodePaths, argv: list[str]) -> list[str]:
+    return ["nsenter", f"--net={paths.net_ns}", "--", *argv]
+
+
+def setup_commands(paths: NodePaths) -> list[list[str]]:
+    """The commands that join a new network namespace to the host."""
+    node_address = f"{NODE_ADDRESS}/{NODE_NETWORK_PREFIX}"
+    host_address = f"{HOST_ADDRESS}/{NODE_NETWORK_PREFIX}"
+    peer = ["peer", "name", NODE_LINK, "netns", str(paths.net_ns)]
+    return [
+        ["ip", "link", "add", HOST_LINK, "type", "veth", *peer],
+        ["ip", "address", "add", host_address, "dev", HOST_LINK],
+        ["ip", "link", "set", HOST_LINK, "up"],
+        in_node(paths, ["ip", "link", "set", "lo", "up"]),
+        in_node(paths, ["ip", "address", "add", node_address, "dev", NODE_LINK]),
+        in_node(paths, ["ip", "link", "set", NODE_LINK, "up"]),
+        # Locally made packets need a route before kube-proxy's DNAT rewrites a ClusterIP.
+        in_node(paths, ["ip", "route", "add", "default", "via", HOST_ADDRESS]),
+    ]
+
+
+def ensure(paths: NodePaths) -> None:
+    """Create the namespace and the veth pair unless they exist (a link without our
+    namespace file is a stale one, replaced)."""
+    private_directory(paths.namespaces)
+    if mounted(paths.net_ns) and host_link_exists():
+        return
+    if host_link_exists():
+        run(["ip", "link", "delete", HOST_LINK])
+    if not mounted(paths.net_ns):
+        paths.net_ns.touch()
+        run(["unshare", f"--net={paths.net_ns}", "true"])
+    for command in setup_commands(paths):
+        run(command)
+
+
+def remove(paths: NodePaths) -> None:
+    """Drop our reference to the namespace; its links go once nothing else holds it."""
+    if mounted(paths.net_ns):
+        run(["umount", str(paths.net_ns)])
+    paths.net_ns.unlink(missing_ok=True)
+    deadline = time.monotonic() + LINK_GONE_SECONDS
+    while host_link_exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
