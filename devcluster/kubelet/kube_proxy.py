@@ -33,7 +33,8 @@ def configuration(layout: Layout, paths: NodePaths) -> dict[str, Any]:
             "tcpEstablishedTimeout": "0s",
             "tcpCloseWaitTimeout": "0s",
         },
-        # Node ports on 127.0.0.1 would need route_localnet; nothing here uses them.
+        # Node ports on the node's address only: on 127.0.0.1 they would need route_localnet.
+        "nodePortAddresses": ["primary"],
         "iptables": {"localhostNodePorts": False},
     }
 

@@ -10,9 +10,10 @@ the host-wide sysctls the kubelet sets, so the host's stay as they are.
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
-from devcluster.kubelet.mounts import mounted, private_directory, run, under
+from devcluster.kubelet.mounts import mount_points, mounted, private_directory, run, under
 from devcluster.kubelet.paths import NodePaths
 
 # The kubelet's setupKernelTunables (pkg/kubelet/cm), each with the value it wants: written
@@ -44,13 +45,28 @@ def sysctl_file(paths: NodePaths, name: str) -> Path:
     return paths.sysctls / name.replace("/", ".")
 
 
+def _mounts(paths: NodePaths) -> list[tuple[Path, Path]]:
+    sysctls = [(sysctl_file(paths, name), Path("/proc/sys", name)) for name in KUBELET_SYSCTLS]
+    return directory_mounts(paths) + sysctls
+
+
 def bind_commands(paths: NodePaths) -> list[list[str]]:
-    mounts = directory_mounts(paths)
-    mounts += [(sysctl_file(paths, name), Path("/proc/sys", name)) for name in KUBELET_SYSCTLS]
     return [
         ["nsenter", f"--mount={paths.mount_ns}", "--", "mount", "--bind", str(source), str(target)]
-        for source, target in mounts
+        for source, target in _mounts(paths)
     ]
+
+
+def missing_mounts(paths: NodePaths, mountinfo: str) -> list[str]:
+    """The targets the namespace (whose /proc/self/mountinfo is `mountinfo`) lacks."""
+    present = set(mount_points(mountinfo))
+    return [str(target) for _source, target in _mounts(paths) if str(target) not in present]
+
+
+def _inside_mountinfo(paths: NodePaths) -> str:
+    command = ["nsenter", f"--mount={paths.mount_ns}", "--", "cat", "/proc/self/mountinfo"]
+    result = subprocess.run(command, check=True, capture_output=True, text=True)
+    return result.stdout
 
 
 def enter(paths: NodePaths, argv: list[str]) -> list[str]:
@@ -69,11 +85,21 @@ def _check_not_hidden(paths: NodePaths) -> None:
 
 
 def ensure(paths: NodePaths) -> None:
-    """Create the mount namespace and its mounts unless it exists."""
+    """Create the mount namespace and its mounts unless it exists, complete: a kubelet started
+    without one of the sysctl mounts would set the host's."""
     _check_not_hidden(paths)
     private_directory(paths.namespaces)
-    if mounted(paths.mount_ns):
-        return
+    if not mounted(paths.mount_ns):
+        _create(paths)
+    missing = missing_mounts(paths, _inside_mountinfo(paths))
+    if missing:
+        raise NamespaceError(
+            f"the node's mount namespace {paths.mount_ns} lacks mounts over {missing}; "
+            "`python -m devcluster down` removes it, and `up` makes it again"
+        )
+
+
+def _create(paths: NodePaths) -> None:
     for source, _target in directory_mounts(paths):
         source.mkdir(parents=True, exist_ok=True)
     paths.sysctls.mkdir(parents=True, exist_ok=True)
@@ -81,8 +107,13 @@ def ensure(paths: NodePaths) -> None:
         sysctl_file(paths, name).write_text(value + "\n")
     paths.mount_ns.touch()
     run(["unshare", f"--mount={paths.mount_ns}", "--propagation", "private", "true"])
-    for command in bind_commands(paths):
-        run(command)
+    try:
+        for command in bind_commands(paths):
+            run(command)
+    except subprocess.CalledProcessError:
+        # Nothing runs inside yet: dropped, the next `up` starts it again from scratch.
+        remove(paths)
+        raise
 
 
 def remove(paths: NodePaths) -> None:

@@ -9,6 +9,7 @@ needs no route to the pod subnet.
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 
@@ -30,33 +31,45 @@ def in_node(paths: NodePaths, argv: list[str]) -> list[str]:
 
 
 def setup_commands(paths: NodePaths) -> list[list[str]]:
-    """The commands that join a new network namespace to the host."""
+    """The commands that join a new network namespace to the host; the host's address last,
+    so that its presence means all of them ran."""
     node_address = f"{NODE_ADDRESS}/{NODE_NETWORK_PREFIX}"
     host_address = f"{HOST_ADDRESS}/{NODE_NETWORK_PREFIX}"
     peer = ["peer", "name", NODE_LINK, "netns", str(paths.net_ns)]
     return [
         ["ip", "link", "add", HOST_LINK, "type", "veth", *peer],
-        ["ip", "address", "add", host_address, "dev", HOST_LINK],
         ["ip", "link", "set", HOST_LINK, "up"],
         in_node(paths, ["ip", "link", "set", "lo", "up"]),
         in_node(paths, ["ip", "address", "add", node_address, "dev", NODE_LINK]),
         in_node(paths, ["ip", "link", "set", NODE_LINK, "up"]),
         # Locally made packets need a route before kube-proxy's DNAT rewrites a ClusterIP.
         in_node(paths, ["ip", "route", "add", "default", "via", HOST_ADDRESS]),
+        ["ip", "address", "add", host_address, "dev", HOST_LINK],
     ]
 
 
+def _host_address_set() -> bool:
+    result = subprocess.run(
+        ["ip", "-o", "-4", "address", "show", "dev", HOST_LINK],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return f" {HOST_ADDRESS}/{NODE_NETWORK_PREFIX} " in result.stdout
+
+
 def ensure(paths: NodePaths) -> None:
-    """Create the namespace and the veth pair unless they exist (a link without our
-    namespace file is a stale one, replaced)."""
+    """Create the namespace and the veth pair unless both exist with the host's end addressed;
+    anything less (a set-up cut short, a link without our namespace) is replaced."""
     private_directory(paths.namespaces)
-    if mounted(paths.net_ns) and host_link_exists():
+    if mounted(paths.net_ns) and host_link_exists() and _host_address_set():
         return
     if host_link_exists():
         run(["ip", "link", "delete", HOST_LINK])
-    if not mounted(paths.net_ns):
-        paths.net_ns.touch()
-        run(["unshare", f"--net={paths.net_ns}", "true"])
+    if mounted(paths.net_ns):
+        remove(paths)
+    paths.net_ns.touch()
+    run(["unshare", f"--net={paths.net_ns}", "true"])
     for command in setup_commands(paths):
         run(command)
 

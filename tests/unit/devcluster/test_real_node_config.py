@@ -137,6 +137,15 @@ def test_the_kubelets_sysctls_and_fixed_directories_are_covered_inside_the_node(
     assert namespaces.enter(paths, ["kubelet"])[-2:] == ["--", "kubelet"]
 
 
+def test_a_namespace_lacking_a_sysctl_mount_is_told_apart(paths: NodePaths) -> None:
+    targets = [command[-1] for command in namespaces.bind_commands(paths)]
+    lines = [f"{n} 1 0:1 / {target} rw - ext4 /dev/vda rw" for n, target in enumerate(targets)]
+
+    assert namespaces.missing_mounts(paths, "\n".join(lines)) == []
+    without_panic = [line for line in lines if " /proc/sys/kernel/panic " not in line]
+    assert namespaces.missing_mounts(paths, "\n".join(without_panic)) == ["/proc/sys/kernel/panic"]
+
+
 def test_a_cluster_directory_the_node_would_hide_is_refused(tmp_path: Path) -> None:
     paths = NodePaths(Path("/var/lib/agentjobs/cluster/realnode"))
 
