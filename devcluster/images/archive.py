@@ -12,7 +12,7 @@ import os
 import tarfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 
 def index_for(manifest: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
@@ -52,9 +52,9 @@ def _add(archive: tarfile.TarFile, name: str, data: bytes | Path | None) -> None
         archive.addfile(info, io.BytesIO(data))
 
 
-def pack(layout: Path, names: Sequence[str], destination: Path) -> str:
+def pack(layout: Path, names: Sequence[str], destination: Path) -> None:
     """Tar the one-image OCI layout `layout` (as `buildah push ... oci:` writes it) into
-    `destination`, atomically, under `names`; return the image's manifest digest."""
+    `destination`, atomically, under `names`."""
     manifests = json.loads((layout / "index.json").read_text())["manifests"]
     if len(manifests) != 1:
         raise ValueError(f"{layout} holds {len(manifests)} images, not one")
@@ -68,14 +68,20 @@ def pack(layout: Path, names: Sequence[str], destination: Path) -> str:
         for blob in sorted((layout / "blobs" / "sha256").iterdir()):
             _add(archive, f"blobs/sha256/{blob.name}", blob)
     os.replace(partial, destination)
-    return str(manifests[0]["digest"])
 
 
-def manifest_digest(archive_path: Path) -> str:
-    """The digest of the image an archive written by `pack` holds."""
+def image_id(archive_path: Path) -> str:
+    """The ID of the image an archive written by `pack` holds: its config's digest, which
+    buildah's storage calls the image's ID too."""
     with tarfile.open(archive_path) as archive:
-        member = archive.extractfile("index.json")
-        if member is None:
-            raise ValueError(f"{archive_path} has no index.json")
-        index = json.load(member)
-    return str(index["manifests"][0]["digest"])
+        index = json.load(_read(archive, "index.json"))
+        digest = index["manifests"][0]["digest"].removeprefix("sha256:")
+        manifest = json.load(_read(archive, f"blobs/sha256/{digest}"))
+    return str(manifest["config"]["digest"]).removeprefix("sha256:")
+
+
+def _read(archive: tarfile.TarFile, name: str) -> IO[bytes]:
+    member = archive.extractfile(name)
+    if member is None:
+        raise ValueError(f"no {name} in the archive")
+    return member

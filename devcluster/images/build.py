@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import os
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from devcluster.images import buildah
-from devcluster.images.archive import manifest_digest, pack
+from devcluster.images.archive import image_id, pack
 from devcluster.images.catalog import NODE_IMAGES, RECIPES
 from devcluster.images.context import cache_key
 from devcluster.images.names import from_images
@@ -21,6 +22,8 @@ from devcluster.images.recipes import HOST_CA, Recipe
 
 IMAGES_DIR = Path.home() / ".cache" / "agentjobs" / "images"
 ARCHIVES_DIR = IMAGES_DIR / "archives"
+# Hex digits of the cache key in an archive's name.
+KEY_LENGTH = 20
 
 
 @contextlib.contextmanager
@@ -35,6 +38,19 @@ def build_lock(log: TextIO) -> Iterator[None]:
             print("images: waiting for another build to finish", file=log, flush=True)
             fcntl.flock(lock, fcntl.LOCK_EX)
         yield
+
+
+# Archives kept for each image: several worktrees (or branches) share the cache, each
+# building the operator from its own sources, and must not rebuild in turn.
+KEPT_ARCHIVES = 4
+
+
+def _forget(recipe: Recipe) -> None:
+    """Delete the archives of `recipe` beyond the KEPT_ARCHIVES used last."""
+    pattern = f"{recipe.slug}-{'?' * KEY_LENGTH}.tar"
+    archives = sorted(ARCHIVES_DIR.glob(pattern), key=lambda path: path.stat().st_mtime)
+    for old in archives[:-KEPT_ARCHIVES]:
+        old.unlink()
 
 
 class Builder:
@@ -56,31 +72,32 @@ class Builder:
             ("names", " ".join(recipe.names)),
         ]
         inputs += [
-            (f"base {base}", manifest_digest(self._archives[base]))
+            (f"base {base}", image_id(self._archives[base]))
             for base in from_images(dockerfile.decode())
         ]
         return cache_key(files, inputs)
 
     def build(self, recipe: Recipe) -> Path:
-        archive = ARCHIVES_DIR / f"{recipe.slug}-{self.key(recipe)[:20]}.tar"
-        if not archive.exists():
+        archive = ARCHIVES_DIR / f"{recipe.slug}-{self.key(recipe)[:KEY_LENGTH]}.tar"
+        if archive.exists():
+            # Its mtime says when it was last used, for `_forget`.
+            os.utime(archive)
+        else:
             started = time.monotonic()
             print(f"images: building {recipe.names[0]}", file=self._log, flush=True)
             self._build(recipe, archive)
             elapsed = time.monotonic() - started
             print(f"images: built {archive.name} in {elapsed:.1f} s", file=self._log, flush=True)
-            for old in ARCHIVES_DIR.glob(f"{recipe.slug}-*.tar"):
-                if old != archive:
-                    old.unlink()
+            _forget(recipe)
         for name in recipe.names:
             self._archives[name] = archive
         return archive
 
     def _build(self, recipe: Recipe, archive: Path) -> None:
         for base in from_images(recipe.dockerfile.read_text()):
-            # Storage may have lost what an archive still holds (or never held it, on a
-            # machine that got the archives from elsewhere).
-            if not self._buildah.has(base):
+            # The build must start from the base its key names. Storage may have lost it, or
+            # hold another under its name (built from another worktree's recipe).
+            if self._buildah.image_id(base) != image_id(self._archives[base]):
                 self._buildah.load(self._archives[base], base)
         ARCHIVES_DIR.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=IMAGES_DIR, prefix="work-") as work:

@@ -34,11 +34,32 @@ class Buildah:
 
     def _command(self, *args: str) -> list[str]:
         # A private mount namespace: a build killed half-way leaves no overlay mount behind on
-        # the host; each buildah command mounts what it needs and unmounts it again.
-        return ["unshare", "--mount", "--propagation", "private", "buildah", *self._global, *args]
+        # the host. In it, /var is an overlay whose writes land under our directory: buildah
+        # keeps caches and locks under /var (/var/lib/containers/cache, /var/cache/containers,
+        # /var/tmp) whatever its storage flags say.
+        return [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            'mount -t overlay overlay -o "lowerdir=/var,upperdir=$1,workdir=$2" /var'
+            ' && shift 2 && exec "$@"',
+            "sh",
+            str(self._home / "var" / "upper"),
+            str(self._home / "var" / "work"),
+            "buildah",
+            *self._global,
+            *args,
+        ]
+
+    def _directories(self) -> None:
+        for directory in ("registries.conf.d", "cni", "var/upper", "var/work"):
+            (self._home / directory).mkdir(parents=True, exist_ok=True)
 
     def _run(self, *args: str) -> None:
-        (self._home / "registries.conf.d").mkdir(parents=True, exist_ok=True)
+        self._directories()
         self._log.flush()
         subprocess.run(
             self._command(*args),
@@ -49,7 +70,7 @@ class Buildah:
         )
 
     def _output(self, *args: str) -> str:
-        (self._home / "registries.conf.d").mkdir(parents=True, exist_ok=True)
+        self._directories()
         result = subprocess.run(
             self._command(*args), check=True, stdin=subprocess.DEVNULL, capture_output=True
         )
@@ -72,6 +93,9 @@ class Buildah:
             "chroot",
             "--network",
             "host",
+            # Not /etc/cni/net.d, which buildah creates when it looks for a network config.
+            "--cni-config-dir",
+            str(self._home / "cni"),
             # Layer times fixed, so an unchanged input makes an unchanged image.
             "--timestamp",
             "0",
@@ -86,8 +110,10 @@ class Buildah:
         """Drop the images no name points to any more: earlier builds' and build stages'."""
         self._run("rmi", "--prune")
 
-    def has(self, image: str) -> bool:
-        return bool(self._output("images", "--quiet", "--filter", f"reference={image}"))
+    def image_id(self, image: str) -> str | None:
+        """The ID of the image storage holds under the name `image`, if any."""
+        found = self._output("images", "--quiet", "--no-trunc", "--filter", f"reference={image}")
+        return found.splitlines()[0].removeprefix("sha256:") if found else None
 
     def load(self, archive: Path, name: str) -> None:
         """Put an image saved by archive.pack back into storage under `name`."""

@@ -24,6 +24,14 @@ Dir::Cache::pkgcache "";
 Dir::Cache::srcpkgcache "";
 """
 
+# Slim, as Docker's Debian images are: no documentation (but each package's copyright),
+# manual pages or translations, neither in the root debootstrap makes nor in what a
+# Dockerfile installs later (dpkg leaves them out). In the operator's image they were 70 MB.
+SLIM_DIRECTORIES = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale")
+DPKG_CONF = "".join(f"path-exclude /{directory}/*\n" for directory in SLIM_DIRECTORIES) + (
+    "path-include /usr/share/doc/*/copyright\n"
+)
+
 # What the host copies into a new root and a container gets from its runtime instead.
 _HOST_FILES = ("etc/resolv.conf", "etc/hostname", "etc/apt/sources.list")
 
@@ -90,6 +98,12 @@ class DebianImage:
             (root / name).unlink(missing_ok=True)
         shutil.copy(HOST_SOURCES, root / "etc/apt/sources.list.d/debian.sources")
         (root / "etc/apt/apt.conf.d/slim").write_text(APT_CONF)
+        (root / "etc/dpkg/dpkg.cfg.d/slim").write_text(DPKG_CONF)
+        for directory in SLIM_DIRECTORIES:
+            for entry in (root / directory).rglob("*"):
+                copyright = directory == "usr/share/doc" and entry.name == "copyright"
+                if not copyright and (entry.is_symlink() or not entry.is_dir()):
+                    entry.unlink()
         # The runtime mounts /dev.
         shutil.rmtree(root / "dev")
         (root / "dev").mkdir()

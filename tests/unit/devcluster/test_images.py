@@ -9,21 +9,28 @@ Cases:
 - FROM lines give the base images, ARG defaults substituted, stages and scratch skipped;
 - image names are normalized as the kubelet does (busybox is docker.io/library/busybox:latest);
 - the Debian mirror is the host's deb822 stanza for the suite;
-- an archive's index lists the image once under each name, for ctr and for buildah;
+- an archive's index lists the image once under each name, for ctr and for buildah; packing
+  the same layout twice gives the same bytes, and the archive gives its image's ID;
 - the operator image carries the chart's default image name, each base is built before its
-  users, and every FROM of ours names an image of the catalog.
+  users, and every FROM of ours names an image of the catalog;
+- a second build waits for the first one's lock; the archives of an image used last are kept.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
+import json
 import os
+import tarfile
+import threading
 from pathlib import Path
 
 import pytest
 import yaml
 
 from devcluster.images import build, catalog
-from devcluster.images.archive import index_for
+from devcluster.images.archive import image_id, index_for, pack
 from devcluster.images.context import (
     cache_key,
     excluded,
@@ -189,3 +196,62 @@ def test_every_base_is_an_image_of_the_catalog() -> None:
     names = {name for recipe in catalog.RECIPES for name in recipe.names}
     for recipe in catalog.RECIPES:
         assert set(from_images(recipe.dockerfile.read_text())) <= names, recipe.slug
+
+
+def test_a_second_build_waits_for_the_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(build, "IMAGES_DIR", tmp_path)
+    entered = threading.Event()
+    second_log = io.StringIO()
+
+    def second() -> None:
+        with build.build_lock(second_log):
+            entered.set()
+
+    with build.build_lock(io.StringIO()):
+        thread = threading.Thread(target=second)
+        thread.start()
+        assert not entered.wait(0.5)
+    thread.join(5)
+    assert entered.is_set()
+    assert "waiting for another build" in second_log.getvalue()
+
+
+def test_the_archives_used_last_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(build, "ARCHIVES_DIR", tmp_path)
+    names = [f"python-{index:020d}.tar" for index in range(6)]
+    for used, name in enumerate(names):
+        (tmp_path / name).touch()
+        os.utime(tmp_path / name, (used, used))
+    (tmp_path / "python-base-00000000000000000000.tar").touch()  # another image's
+    build._forget(catalog.PYTHON)
+    kept = {"python-base-00000000000000000000.tar", *names[-build.KEPT_ARCHIVES :]}
+    assert {path.name for path in tmp_path.iterdir()} == kept
+
+
+def test_an_archive_packs_the_same_bytes_and_names_its_image(tmp_path: Path) -> None:
+    layout = tmp_path / "layout"
+    blobs = layout / "blobs" / "sha256"
+    blobs.mkdir(parents=True)
+    config = b'{"config": {}}'
+    config_digest = hashlib.sha256(config).hexdigest()
+    manifest = json.dumps({"config": {"digest": f"sha256:{config_digest}"}}).encode()
+    manifest_digest = hashlib.sha256(manifest).hexdigest()
+    (blobs / config_digest).write_bytes(config)
+    (blobs / manifest_digest).write_bytes(manifest)
+    (layout / "oci-layout").write_text('{"imageLayoutVersion": "1.0.0"}')
+    descriptor = {"mediaType": "m", "digest": f"sha256:{manifest_digest}", "size": len(manifest)}
+    (layout / "index.json").write_text(json.dumps({"manifests": [descriptor]}))
+    names = ["localhost/x:1", "localhost/x:latest"]
+    first, second = tmp_path / "first.tar", tmp_path / "second.tar"
+    pack(layout, names, first)
+    os.utime(blobs / config_digest, (5, 5))
+    pack(layout, names, second)
+    assert first.read_bytes() == second.read_bytes()
+    assert image_id(first) == config_digest
+    with tarfile.open(first) as archive:
+        assert sorted(archive.getnames()) == sorted(
+            ["oci-layout", "index.json", "blobs", "blobs/sha256"]
+            + [f"blobs/sha256/{digest}" for digest in (config_digest, manifest_digest)]
+        )
