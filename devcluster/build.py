@@ -31,6 +31,8 @@ MINIO_VERSION = "v0.0.0-20260212201848-7aac2a2c5b7c"
 KWOK_VERSION = "v0.8.0"
 # kstatus's rules (what Flux, kpt and cli-utils' appliers wait on), for a test of the conditions.
 KSTATUS_VERSION = "v0.37.2"
+# Cluster DNS for the real node's pods (devcluster.dns), with only the plugins it uses.
+COREDNS_VERSION = "v1.15.0"
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,7 @@ BUILDS: tuple[GoModuleBuild, ...] = (
         packages={"kwok": "sigs.k8s.io/kwok/cmd/kwok"},
     ),
     GoModuleBuild(module_dir="kstatus", version=KSTATUS_VERSION, packages={"kstatus": "."}),
+    GoModuleBuild(module_dir="coredns", version=COREDNS_VERSION, packages={"coredns": "."}),
 )
 
 

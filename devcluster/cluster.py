@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TextIO
 
-from devcluster import images, kwok, processes, stores
+from devcluster import dns, images, kwok, processes, stores
 from devcluster.build import all_binary_names, ensure_binaries, link_unversioned
 from devcluster.components import (
     ALL,
@@ -235,18 +235,22 @@ def _up_real_node(layout: Layout, log: TextIO) -> None:
     _start(layout, real_node.CONTAINERD, log)
     _wait_healthy(layout, real_node.CONTAINERD)
     real_node.import_images(layout, archives, log)
-    for component in (real_node.KUBELET, real_node.KUBE_PROXY):
+    dns.grant_reads(layout)
+    for component in (dns.DNS, real_node.KUBELET, real_node.KUBE_PROXY):
         _start(layout, component, log)
-    for component in (real_node.KUBELET, real_node.KUBE_PROXY):
+    for component in (dns.DNS, real_node.KUBELET, real_node.KUBE_PROXY):
         _wait_healthy(layout, component)
 
+
+# The real node's processes and the cluster DNS its pods use, in start order.
+REAL_NODE_SERVICES = (dns.DNS, *real_node.COMPONENTS)
 
 # The names `restart` takes: the short ones the chaos tests use, and every component's own.
 RESTARTABLE = {
     "apiserver": APISERVER,
     "node": NODE,
     "s3": S3,
-    **{component.name: component for component in (*ALL, *real_node.COMPONENTS)},
+    **{component.name: component for component in (*ALL, *REAL_NODE_SERVICES)},
 }
 
 
@@ -293,7 +297,7 @@ def down(layout: Layout | None = None, log: TextIO = sys.stderr) -> None:
 
 
 def _down(layout: Layout, log: TextIO) -> None:
-    for component in reversed((*ALL, *kwok.COMPONENTS, *real_node.COMPONENTS)):
+    for component in reversed((*ALL, *kwok.COMPONENTS, *REAL_NODE_SERVICES)):
         pid_file = layout.pid_file(component.name)
         if processes.alive(pid_file) is not None:
             print(f"stopping {component.name}", file=log, flush=True)
@@ -320,7 +324,7 @@ def status(layout: Layout | None = None, out: TextIO = sys.stdout) -> bool:
     layout = layout or default_layout()
     all_healthy = True
     chosen = stores.chosen_stores(layout)
-    for component in (*ALL, *real_node.COMPONENTS):
+    for component in (*ALL, *REAL_NODE_SERVICES):
         if component is NODE and not NODE_MODULE.exists():
             print(f"{component.name:24} not available (no {NODE_MODULE.name})", file=out)
             continue

@@ -75,6 +75,9 @@ CONTROLLERS = (
     "resourcequota-controller",
     # Publishes kube-root-ca.crt into every namespace; projected token volumes need it.
     "root-ca-certificate-publisher-controller",
+    # Fills each Service's EndpointSlices, which kube-proxy routes ClusterIPs by and CoreDNS
+    # answers from (the `kubernetes` Service's alone are written by the API server).
+    "endpointslice-controller",
 )
 
 LEAVES = (
@@ -116,9 +119,13 @@ LEAVES = (
         ip_addresses=(NODE_ADDRESS,),
     ),
     Leaf("kube-proxy", "system:kube-proxy"),
+    # Cluster DNS (devcluster.dns), bound to a read-only role of its own.
+    Leaf("coredns", "system:coredns"),
 )
 # Kubeconfig files written next to the state directory, by the client certificate they use.
-KUBECONFIG_CLIENTS = ("admin", "controller-manager", "scheduler", "node", "kubelet", "kube-proxy")
+KUBECONFIG_CLIENTS = (
+    "admin", "controller-manager", "scheduler", "node", "kubelet", "kube-proxy", "coredns"
+)  # fmt: skip
 
 
 def _no_environment(layout: Layout) -> Mapping[str, str]:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from devcluster.dns import CLUSTER_DOMAIN
 from devcluster.kubelet.paths import CGROUP_ROOT, NodePaths
-from devcluster.layout import NODE_ADDRESS, NODE_PORT, REAL_NODE_NAME, Layout
+from devcluster.layout import HOST_ADDRESS, NODE_ADDRESS, NODE_PORT, REAL_NODE_NAME, Layout
 
 REAL_NODE_LABEL = "agentjobs.io/real-node"
 NODE_SELECTOR = {REAL_NODE_LABEL: "true"}
@@ -52,6 +53,9 @@ def configuration(layout: Layout, paths: NodePaths) -> dict[str, Any]:
             "webhook": {"enabled": True},
         },
         "authorization": {"mode": "Webhook"},
+        # CoreDNS on the host (devcluster.dns): pods resolve Services by name.
+        "clusterDNS": [HOST_ADDRESS],
+        "clusterDomain": CLUSTER_DOMAIN,
         "registerWithTaints": [{k: v for k, v in TOLERATION.items() if k != "operator"}],
         "podLogsDir": str(paths.pod_logs),
         "nodeLeaseDurationSeconds": NODE_LEASE_DURATION_SECONDS,
