@@ -7,7 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest_plugins = ["tests.cluster_fixtures", "tests.integration.operator_fixtures"]
+pytest_plugins = [
+    "tests.cluster_fixtures",
+    "tests.integration.operator_fixtures",
+    "tests.integration.real_node",
+]
 
 
 @pytest.fixture(autouse=True)
