@@ -336,11 +336,12 @@ def test_input_keys_with_dot_dot_are_refused_and_nothing_is_written_outside_inpu
     )
     status = phase_status(kubectl, namespace, "evil-1-consume")
     assert status["status"] == "failed"
-    log = kubectl.run(
+    fetcher = kubectl.run(
         "logs", "-n", namespace, "evil-1-consume-a1", "-c", "fetch-inputs", check=False
-    ).stdout
+    )
+    log = fetcher.stdout
     assert "unsafe artifact path" in log or "stored outside the handed-on artifacts" in log, (
-        log,
+        fetcher.stderr,
         status,
     )
     assert not os.path.lexists(escape)

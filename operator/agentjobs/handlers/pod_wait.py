@@ -75,12 +75,15 @@ def _running_message(ctx: PhaseContext) -> str | None:
 async def settle(
     ctx: PhaseContext, pod_name: str, container: str = pods.AGENT_CONTAINER
 ) -> JsonObject | None:
-    """A pod whose main container never started is removed (nothing of it is left to sync);
-    any other is left to its harvester's last sync. The pod as last seen, if it is there."""
+    """A pod whose main container never started is removed (nothing of it is left to sync),
+    unless ``keepPods`` keeps it to show why; any other is left to its harvester's last sync.
+    The pod as last seen, if it is there."""
     pod = await ctx.current_pod(pod_name)
     if pod is None:
         return None
     if pod_state.agent_state(pod, container).stage is Stage.WAITING:
+        if ctx.spec.keep_pods:
+            return pod
         await phase_pod.delete_pod(ctx, pod, grace_seconds=0)
         return None
     return await wait_for_end(ctx, pod_name)
