@@ -56,9 +56,11 @@ NODE_SETTINGS_FROM_ENVIRONMENT = {
 }
 
 # Controllers the tests and the operator rely on. The node lifecycle controller marks a node
-# that stops heartbeating Ready=Unknown and taints it; taint-eviction-controller stays off, so
-# that its pods are never deleted for it (the only node).
+# that stops heartbeating Ready=Unknown and taints it NoExecute; the taint eviction controller
+# then deletes the pods that no longer tolerate that (by default after 300 s, the admission
+# plugin's toleration; a node-loss test tolerates it for seconds).
 CONTROLLERS = (
+    "taint-eviction-controller",
     "node-lifecycle-controller",
     "garbage-collector-controller",
     "namespace-controller",
