@@ -1,0 +1,105 @@
+"""Faults made on the real node's own components, and the verdicts they give.
+
+- A kubelet stopped mid-run (SIGTERM to the process; its containers live on under
+  containerd, as on a node whose kubelet died): the node lifecycle controller marks the node
+  unreachable and taints it, the taint eviction controller deletes the pod once its
+  toleration runs out, and the phase is interrupted without waiting out the pod's grace.
+- The API server's connections to the kubelet cut (`ss -K`, as a network fault or a kubelet
+  restart would) while the agent's log is followed, just before its report: the report is
+  still read.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from typing import Any
+
+from devcluster import cluster
+from devcluster.layout import NODE_ADDRESS, NODE_PORT
+from devcluster.testing import Kubectl
+from tests.integration.operator_fixtures import (
+    OperatorProcess,
+    phase_status,
+    wait_finished,
+    wait_for,
+)
+from tests.integration.real_node import AGENT_IMAGE, placed
+
+REPORT = (
+    'echo \'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "%s"}\'; '
+    "echo TASK_RESULT_END"
+)
+# How long the phase pod tolerates its node being unreachable before the taint eviction
+# controller deletes it (the admission default is 300 s).
+UNREACHABLE_SECONDS = 2
+
+
+def execution(name: str, script: str) -> dict[str, Any]:
+    return placed(
+        {
+            "apiVersion": "agentjobs.io/v1alpha1",
+            "kind": "Execution",
+            "metadata": {"name": name},
+            "spec": {
+                "defaults": {"image": AGENT_IMAGE, "command": ["sh", "-c"]},
+                "phases": [{"name": "step0", "prompt": "Do it.", "args": [script]}],
+            },
+        }
+    )
+
+
+def wait_running(kubectl: Kubectl, namespace: str, phase: str) -> None:
+    wait_for(
+        lambda: phase_status(kubectl, namespace, phase).get("status") == "running",
+        timeout=120,
+        what=f"{phase} to run",
+    )
+
+
+def test_a_stopped_kubelet_interrupts_its_phase_once_the_node_is_lost(
+    kubectl: Kubectl, namespace: str, real_operator: OperatorProcess
+) -> None:
+    manifest = execution("lost", "sleep 300")
+    unreachable = {
+        "key": "node.kubernetes.io/unreachable",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": UNREACHABLE_SECONDS,
+    }
+    manifest["spec"]["defaults"]["tolerations"].append(unreachable)
+    kubectl.apply(manifest, namespace)
+    wait_running(kubectl, namespace, "lost-0-step0")
+    cluster.stop_component("kubelet")
+    try:
+        status = wait_finished(kubectl, namespace, "lost", timeout=120)
+    finally:
+        cluster.start_component("kubelet")
+    assert status["status"] == "interrupted", status
+    assert status["taskOutcome"]["terminalReason"] == "DeletionByTaintManager"
+
+
+def test_cut_kubelet_connections_just_before_the_report_still_give_the_report(
+    kubectl: Kubectl, namespace: str, real_operator: OperatorProcess
+) -> None:
+    script = "for i in $(seq 10 49); do echo line $i; done; sleep 6; " + REPORT % "tail kept"
+    kubectl.apply(execution("cut", script), namespace)
+    wait_running(kubectl, namespace, "cut-0-step0")
+    wait_for(
+        lambda: (
+            "line 49"
+            in kubectl.run("logs", "cut-0-step0-a1", "-c", "agent", "-n", namespace).stdout
+        ),
+        what="the lines before the report",
+    )
+    time.sleep(1)
+    killed = subprocess.run(
+        ["ss", "-K", "-tn", "dst", NODE_ADDRESS, "dport", "=", f":{NODE_PORT}"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    # The operator's follow stream was one of them: the API server proxies it to the kubelet.
+    assert f"{NODE_ADDRESS}:{NODE_PORT}" in killed
+    status = wait_finished(kubectl, namespace, "cut", timeout=120)
+    phase = phase_status(kubectl, namespace, "cut-0-step0")
+    assert (status["status"], phase["report"]["comments"]) == ("completed", "tail kept")
+    assert phase["run"]["transcriptBytes"] > 320
