@@ -174,6 +174,7 @@ class ContainerProcess:
         loop = asyncio.get_running_loop()
         self.exited: asyncio.Future[int] = loop.create_future()
         self._open_streams: set[int] = set()
+        self._err_fd = err_fd
         self._streams_done: asyncio.Future[None] = loop.create_future()
         for fd, name in ((out_fd, "stdout"), (err_fd, "stderr")):
             os.set_blocking(fd, False)
@@ -235,8 +236,20 @@ class ContainerProcess:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._streams_done), 2.0)
         for fd in list(self._open_streams):
+            self._drain(fd)  # what is already in the pipe is the container's, not lost
             self._close_stream(fd)
         return code
+
+    def _drain(self, fd: int) -> None:
+        name = "stderr" if fd == self._err_fd else "stdout"
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except (BlockingIOError, OSError):
+                return
+            if not data:
+                return
+            self.log.write(name, data)
 
 
 async def spawn(
