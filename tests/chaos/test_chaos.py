@@ -27,7 +27,7 @@ import pytest
 from devcluster import testing
 from devcluster.testing import DevCluster, Kubectl
 from tests.chaos.plan import Planned, plan
-from tests.integration.operator_fixtures import ROOT_IMAGES_ALLOWED, OperatorProcess
+from tests.integration.operator_fixtures import ROOT_IMAGES_ALLOWED, OperatorProcess, running
 
 T = TypeVar("T")
 KILLS = int(os.environ.get("AGENTJOBS_CHAOS_KILLS", "10"))
@@ -214,10 +214,7 @@ def chaos_operator(
     pod only waits to be scheduled."""
     extra = [*ROOT_IMAGES_ALLOWED, "--pending-timeout", "120"]
     process = OperatorProcess(local_cluster.env, namespace, tmp_path / "operator.log", extra)
-    process.start()
-    yield process
-    process.stop()
-    print(process.log()[-20000:])
+    yield from running(process)
 
 
 def test_every_verdict_survives_kills_restarts_drops_and_deletions(

@@ -158,6 +158,15 @@ class OperatorProcess:
         return self._log.read_text(errors="replace")
 
 
+def running(process: OperatorProcess) -> Iterator[OperatorProcess]:
+    """A fixture's body: the operator started, and once the test is done stopped, with the
+    end of its log printed (pytest shows it when the test failed)."""
+    process.start()
+    yield process
+    process.stop()
+    print(process.log()[-20000:])
+
+
 @pytest.fixture(scope="session")
 def crds(kubectl: Kubectl) -> None:
     kubectl.run("apply", "-f", str(REPO / "crds"))
@@ -170,11 +179,7 @@ def operator(
     s3_env: dict[str, str], crds: None, namespace: str, tmp_path: Path
 ) -> Iterator[OperatorProcess]:
     """The operator for the test's namespace, storing artifacts in the test's S3 store."""
-    process = OperatorProcess(s3_env, namespace, tmp_path / "operator.log")
-    process.start()
-    yield process
-    process.stop()
-    print(process.log()[-20000:])  # shown by pytest when the test failed
+    yield from running(OperatorProcess(s3_env, namespace, tmp_path / "operator.log"))
 
 
 def apply_manifest(kubectl: Kubectl, namespace: str, name: str) -> None:

@@ -14,12 +14,17 @@ from typing import Any
 
 import pytest
 
+from devcluster.images.catalog import EXAMPLE_AGENT_IMAGE
 from devcluster.kubelet.kubelet_config import NODE_SELECTOR, TOLERATION
 from devcluster.layout import HOST_ADDRESS
-from tests.integration.operator_fixtures import CREDENTIALS_LISTEN, OperatorProcess, free_port
+from tests.integration.operator_fixtures import (
+    CREDENTIALS_LISTEN,
+    OperatorProcess,
+    free_port,
+    running,
+)
 
-AGENT_IMAGE = "ghcr.io/agentjobs/example-agent:0.1.0"
-OPERATOR_IMAGE = "ghcr.io/agentjobs/agentjobs:0.1.0"
+AGENT_IMAGE = EXAMPLE_AGENT_IMAGE
 # The example agent image's USER (manifests/examples/agent/Dockerfile).
 AGENT_UID = 65532
 
@@ -40,7 +45,4 @@ def real_operator(
     """The operator for the test's namespace with its default, restricted pod security."""
     listen = f"{CREDENTIALS_LISTEN}={HOST_ADDRESS}:{free_port()}"
     process = OperatorProcess(s3_env, namespace, tmp_path / "operator.log", extra=[listen])
-    process.start()
-    yield process
-    process.stop()
-    print(process.log()[-20000:])  # shown by pytest when the test failed
+    yield from running(process)

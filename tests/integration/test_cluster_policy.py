@@ -36,6 +36,7 @@ from tests.integration.operator_fixtures import (
     REPO,
     OperatorProcess,
     phase_status,
+    running,
     wait_finished,
     wait_for,
 )
@@ -96,10 +97,7 @@ def policed_operator(
     """The operator with its default restricted security and the chart's sidecar resources."""
     extra = ["--sidecar-resources", json.dumps(SIDECAR_RESOURCES)]
     process = OperatorProcess(s3_env, namespace, tmp_path / "operator.log", extra=extra)
-    process.start()
-    yield process
-    process.stop()
-    print(process.log()[-20000:])
+    yield from running(process)
 
 
 def _restricted_with_a_limits_quota(kubectl: Kubectl, namespace: str) -> None:

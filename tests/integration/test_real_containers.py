@@ -13,6 +13,7 @@ from typing import Any
 
 from minio import Minio
 
+from devcluster.images.catalog import OPERATOR_IMAGE
 from devcluster.layout import REAL_NODE_NAME
 from devcluster.testing import Kubectl
 from tests.integration.operator_fixtures import (
@@ -21,7 +22,7 @@ from tests.integration.operator_fixtures import (
     wait_finished,
     wait_for,
 )
-from tests.integration.real_node import AGENT_IMAGE, AGENT_UID, OPERATOR_IMAGE, placed
+from tests.integration.real_node import AGENT_IMAGE, AGENT_UID, placed
 from tests.integration.stored import stored_objects
 
 REPORT = "echo 'TASK_RESULT: {\"success\": true}'; echo TASK_RESULT_END"

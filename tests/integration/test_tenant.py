@@ -45,6 +45,7 @@ from tests.integration.operator_fixtures import (
     ROOT_IMAGES_ALLOWED,
     OperatorProcess,
     phase_status,
+    running,
     wait_finished,
     wait_for,
 )
@@ -139,10 +140,7 @@ def operator_of_both(
         tmp_path / "operator.log",
         [*ROOT_IMAGES_ALLOWED, "--namespace", other_namespace],
     )
-    process.start()
-    yield process
-    process.stop()
-    print(process.log()[-20000:])
+    yield from running(process)
 
 
 class Endpoint:

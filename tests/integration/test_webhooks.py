@@ -36,6 +36,7 @@ from tests.integration.operator_fixtures import (
     ROOT_IMAGES_ALLOWED,
     OperatorProcess,
     free_port,
+    running,
     wait_finished,
     wait_for,
 )
@@ -125,10 +126,7 @@ def webhook_operator(
             "--webhook-backoff-seconds=1",
         ],
     )
-    process.start()
-    yield process
-    process.stop()
-    print(process.log()[-20000:])  # shown by pytest when the test failed
+    yield from running(process)
 
 
 def execution(name: str, *notify: dict[str, Any]) -> dict[str, Any]:
