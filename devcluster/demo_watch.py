@@ -75,6 +75,10 @@ def watch(kubectl: Kubectl, execution_name: str) -> dict[str, Any]:
     deadline = time.monotonic() + TIMEOUT_SECONDS
     selector = f"agentjobs.io/execution={execution_name}"
     while True:
+        # The Execution before its phases: once it has finished, this pass shows their ends.
+        execution: dict[str, Any] = kubectl.json(
+            "get", "execution", execution_name, "-n", NAMESPACE
+        )
         phases = kubectl.json("get", "phases", "-n", NAMESPACE, "-l", selector)["items"]
         for phase in sorted(phases, key=lambda p: p["spec"].get("index", 0)):
             name, status = phase["metadata"]["name"], phase.get("status") or {}
@@ -103,9 +107,6 @@ def watch(kubectl: Kubectl, execution_name: str) -> dict[str, Any]:
                 followers[pod].join(timeout=10)  # the agent's last words before the verdict
             seen[name] = line
             print(line, flush=True)
-        execution: dict[str, Any] = kubectl.json(
-            "get", "execution", execution_name, "-n", NAMESPACE
-        )
         conditions = (execution.get("status") or {}).get("conditions") or []
         if any(c["type"] == "Finished" and c["status"] == "True" for c in conditions):
             return execution

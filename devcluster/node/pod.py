@@ -70,7 +70,9 @@ class PodWorker(ProbingPodWorker):
         for name in list(self.monitors):
             with contextlib.suppress(asyncio.CancelledError, TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self.monitors[name]), 5)
-        shutil.rmtree(self.dir, ignore_errors=True)
+        # Off the loop: a pod dir of 100,000 files takes seconds to remove, and the lease
+        # renewals would wait for it until the node is tainted unreachable.
+        await asyncio.to_thread(shutil.rmtree, self.dir, ignore_errors=True)
 
     async def shutdown(self) -> None:
         """The node is stopping: kill containers but keep state for the next start."""
