@@ -6,14 +6,13 @@ before the report still gives the report, with the stream intact; an Execution
 deleted and applied again under its name runs its own Phase and pod; a Phase
 deleted from outside ends its Execution interrupted and is never re-run; a pod
 deleted from outside or evicted is interrupted, not the agent's 143 or 0; a
-slow but healthy start is not failed by the pending timeout; a pod on a lost node
-is interrupted without waiting out its grace period; a restart after the run's
-facts were checkpointed never reads the log again.
+slow but healthy start is not failed by the pending timeout; a restart after the
+run's facts were checkpointed never reads the log again. (A pod on a lost node is
+test_real_faults.py's: the real kubelet stopped, the real taint manager.)
 """
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -185,37 +184,6 @@ def test_a_restart_after_the_checkpoint_does_not_read_the_log_again(
     assert "lastMessage" not in phase["run"]
     time.sleep(1)
     assert len(events(kubectl, namespace, "ReportRead")) == 1
-
-
-def test_a_pod_on_a_lost_node_is_interrupted_without_waiting_out_its_grace(
-    kubectl: Kubectl, namespace: str, operator: OperatorProcess
-) -> None:
-    kubectl.apply(execution("lost", "sleep 120"), namespace)
-    wait_for(
-        lambda: phase_status(kubectl, namespace, "lost-0-step0").get("status") == "running",
-        what="the phase to run",
-    )
-    time.sleep(1)
-    testing.stop_node()
-    try:
-        # What the taint manager does to a pod on an unreachable node; the pod keeps its
-        # 3600 s grace period, and no kubelet is left to end it.
-        condition = {
-            "type": "DisruptionTarget",
-            "status": "True",
-            "reason": "DeletionByTaintManager",
-            "message": "Taint manager: deleting due to NoExecute taint",
-        }
-        kubectl.run(
-            "patch", "pod", "lost-0-step0-a1", "-n", namespace, "--subresource=status",
-            "--type=strategic", "-p", json.dumps({"status": {"conditions": [condition]}}),
-        )  # fmt: skip
-        kubectl.run("delete", "pod", "lost-0-step0-a1", "-n", namespace, "--wait=false")
-        status = wait_finished(kubectl, namespace, "lost", timeout=60)
-    finally:
-        testing.start_node()
-    assert status["status"] == "interrupted"
-    assert status["taskOutcome"]["terminalReason"] == "DeletionByTaintManager"
 
 
 def test_a_pod_deleted_before_it_was_recorded_is_interrupted_and_never_run_twice(
