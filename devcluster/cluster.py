@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -28,6 +29,7 @@ from devcluster.kubelet import node as real_node
 from devcluster.layout import (
     APISERVER_URL,
     NODE_NAME,
+    REAL_NODE_NAME,
     REPO_ROOT,
     Layout,
     default_layout,
@@ -196,6 +198,7 @@ def _up(layout: Layout, log: TextIO, s3: tuple[str, ...]) -> None:
     for component in (ETCD, APISERVER):
         _start(layout, component, log)
         _wait_healthy(layout, component)
+    _forget_nodes(layout)
     node_available = NODE_MODULE.exists()
     unchosen = [store for name, store in stores.S3_STORES.items() if name not in s3]
     rest = [
@@ -228,6 +231,24 @@ def _up(layout: Layout, log: TextIO, s3: tuple[str, ...]) -> None:
             flush=True,
         )
     print(f"cluster is up; KUBECONFIG={layout.admin_kubeconfig}", file=log, flush=True)
+
+
+def _forget_nodes(layout: Layout) -> None:
+    """Delete the Node objects of nodes not running, which an earlier run registered, so that
+    each registers afresh with the taints and labels it has now (a kubelet never changes them
+    on a Node it finds, nor registers again while it runs)."""
+    stopped = [
+        name
+        for name, component in ((NODE_NAME, NODE), (REAL_NODE_NAME, real_node.KUBELET))
+        if processes.alive(layout.pid_file(component.name)) is None
+    ]
+    if stopped:
+        subprocess.run(
+            [str(layout.bin / "kubectl"), "delete", "node", "--ignore-not-found", *stopped],
+            env={"KUBECONFIG": str(layout.admin_kubeconfig)},
+            capture_output=True,
+            check=True,
+        )
 
 
 def _up_real_node(layout: Layout, log: TextIO) -> None:
