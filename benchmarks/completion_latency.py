@@ -30,6 +30,9 @@ from typing import Any
 
 from kubernetes_asyncio import client, config, watch
 
+from devcluster.images.catalog import BUSYBOX_NONROOT_IMAGE as IMAGE
+from devcluster.layout import HOST_ADDRESS
+
 COMMAND = [
     "sh",
     "-c",
@@ -73,9 +76,7 @@ def execution(name: str) -> dict[str, Any]:
         "apiVersion": "agentjobs.io/v1alpha1",
         "kind": "Execution",
         "metadata": {"name": name},
-        "spec": {
-            "phases": [{"name": "run", "image": "busybox", "prompt": "go", "command": COMMAND}]
-        },
+        "spec": {"phases": [{"name": "run", "image": IMAGE, "prompt": "go", "command": COMMAND}]},
     }
 
 
@@ -89,7 +90,7 @@ def job(name: str) -> dict[str, Any]:
             "template": {
                 "spec": {
                     "restartPolicy": "Never",
-                    "containers": [{"name": "run", "image": "busybox", "command": COMMAND}],
+                    "containers": [{"name": "run", "image": IMAGE, "command": COMMAND}],
                 }
             },
         },
@@ -135,9 +136,8 @@ async def main(count: int, spacing: float) -> None:
             "run",
             "--namespace",
             namespace,
-            # The local process node runs every image as root.
-            "--pod-security-context",
-            '{"seccompProfile": {"type": "RuntimeDefault"}}',
+            # Its pods reach the host on the node network, not on their own loopback.
+            f"--credentials-listen={HOST_ADDRESS}:0",
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -1,5 +1,7 @@
-"""A local Kubernetes control plane, process node and S3 store for tests and the demo.
+"""A local Kubernetes control plane, node and S3 stores for tests and the demo.
 
-Everything runs as ordinary processes on loopback, built from pinned Go modules, so the
-project can test against a real API server on machines without a container engine.
+Everything runs as processes of ours, built from pinned Go modules or taken from Debian's
+packages: the control plane on loopback, and a real kubelet with containerd and runc in
+namespaces of its own, so the project tests against real components on a machine without a
+container engine.
 """

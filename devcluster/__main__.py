@@ -27,7 +27,7 @@ def _print_env(store: str | None) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m devcluster",
-        description="A local Kubernetes control plane, process node and S3 store.",
+        description="A local Kubernetes control plane, node and S3 stores.",
     )
     parser.add_argument(
         "command",

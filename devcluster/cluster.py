@@ -20,15 +20,12 @@ from devcluster.components import (
     ETCD,
     KUBECONFIG_CLIENTS,
     LEAVES,
-    NODE,
-    NODE_MODULE,
     S3,
     Component,
 )
 from devcluster.kubelet import node as real_node
 from devcluster.layout import (
     APISERVER_URL,
-    NODE_NAME,
     REAL_NODE_NAME,
     REPO_ROOT,
     Layout,
@@ -67,8 +64,6 @@ def _process_environment(layout: Layout, component: Component) -> dict[str, str]
     env = dict(os.environ)
     env.update(component.environment(layout))
     env[processes.MARKER_VARIABLE] = str(layout.root)
-    # The node runs as `python -m devcluster.node` and must import this checkout.
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     env.pop("KUBECONFIG", None)
     return env
 
@@ -199,13 +194,8 @@ def _up(layout: Layout, log: TextIO, s3: tuple[str, ...]) -> None:
         _start(layout, component, log)
         _wait_healthy(layout, component)
     _forget_nodes(layout)
-    node_available = NODE_MODULE.exists()
     unchosen = [store for name, store in stores.S3_STORES.items() if name not in s3]
-    rest = [
-        c
-        for c in ALL
-        if c not in (ETCD, APISERVER, *unchosen) and (c is not NODE or node_available)
-    ]
+    rest = [c for c in ALL if c not in (ETCD, APISERVER, *unchosen)]
     for component in rest:
         _start(layout, component, log)
     for component in rest:
@@ -223,32 +213,34 @@ def _up(layout: Layout, log: TextIO, s3: tuple[str, ...]) -> None:
         CONTROLLER_MANAGER,
     )
     _up_real_node(layout, log)
-    if not node_available:
-        print(
-            f"{NODE_MODULE.relative_to(REPO_ROOT)} does not exist yet: no node started, "
-            f"so Node {NODE_NAME} will not be Ready and pods will stay Pending",
-            file=log,
-            flush=True,
-        )
     print(f"cluster is up; KUBECONFIG={layout.admin_kubeconfig}", file=log, flush=True)
 
 
 def _forget_nodes(layout: Layout) -> None:
-    """Delete the Node objects of nodes not running, which an earlier run registered, so that
-    each registers afresh with the taints and labels it has now (a kubelet never changes them
-    on a Node it finds, nor registers again while it runs)."""
-    stopped = [
+    """Delete the Node objects whose node is not running, which an earlier run (or an older
+    checkout, with other nodes) registered, so that each registers afresh with the taints and
+    labels it has now: a kubelet never changes them on a Node it finds."""
+    running = {
         name
-        for name, component in ((NODE_NAME, NODE), (REAL_NODE_NAME, real_node.KUBELET))
-        if processes.alive(layout.pid_file(component.name)) is None
-    ]
-    if stopped:
-        subprocess.run(
-            [str(layout.bin / "kubectl"), "delete", "node", "--ignore-not-found", *stopped],
-            env={"KUBECONFIG": str(layout.admin_kubeconfig)},
-            capture_output=True,
-            check=True,
+        for names, component in (
+            ((REAL_NODE_NAME,), real_node.KUBELET),
+            (kwok.SIMULATED_NODES, kwok.KWOK),
         )
+        if processes.alive(layout.pid_file(component.name)) is not None
+        for name in names
+    }
+    kubectl = [str(layout.bin / "kubectl")]
+    env = {"KUBECONFIG": str(layout.admin_kubeconfig)}
+    listed = subprocess.run(
+        [*kubectl, "get", "nodes", "-o", "name"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    stale = [n for n in listed.stdout.split() if n.removeprefix("node/") not in running]
+    if stale:
+        subprocess.run([*kubectl, "delete", *stale], env=env, capture_output=True, check=True)
 
 
 def _up_real_node(layout: Layout, log: TextIO) -> None:
@@ -269,7 +261,6 @@ REAL_NODE_SERVICES = (dns.DNS, *real_node.COMPONENTS)
 # The names `restart` takes: the short ones the chaos tests use, and every component's own.
 RESTARTABLE = {
     "apiserver": APISERVER,
-    "node": NODE,
     "s3": S3,
     **{component.name: component for component in (*ALL, *REAL_NODE_SERVICES)},
 }
@@ -346,9 +337,6 @@ def status(layout: Layout | None = None, out: TextIO = sys.stdout) -> bool:
     all_healthy = True
     chosen = stores.chosen_stores(layout)
     for component in (*ALL, *REAL_NODE_SERVICES):
-        if component is NODE and not NODE_MODULE.exists():
-            print(f"{component.name:24} not available (no {NODE_MODULE.name})", file=out)
-            continue
         pid = processes.alive(layout.pid_file(component.name))
         if pid is None and component.name in stores.S3_STORES and component.name not in chosen:
             print(f"{component.name:24} not chosen (up --s3 {component.name})", file=out)

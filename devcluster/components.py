@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +20,7 @@ from devcluster.layout import (
     MINIO_CONSOLE_PORT,
     MINIO_PORT,
     NODE_ADDRESS,
-    NODE_NAME,
-    NODE_PORT,
     REAL_NODE_NAME,
-    REPO_ROOT,
     S3_PORT,
     SCHEDULER_PORT,
     SERVICE_CLUSTER_IP_RANGE,
@@ -32,29 +28,19 @@ from devcluster.layout import (
     s3_credentials,
 )
 from devcluster.pki import Leaf
-from devcluster.probes import admin_tls, http_status, node_ready, unverified_tls
+from devcluster.probes import admin_tls, http_status, unverified_tls
 
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
-NODE_MODULE = REPO_ROOT / "devcluster" / "node" / "__main__.py"
-IMAGES_FILE = REPO_ROOT / "devcluster" / "images.yaml"
 S3_HEALTH_PATH = "/health"
 # Ready, unlike live, only once the drive is formatted and requests are served.
 MINIO_READY_PATH = "/minio/health/ready"
 NODE_MONITOR_GRACE_SECONDS = 15
-NODE_LEASE_DURATION_SECONDS = 10
 # Client-side rate limits of the controller manager's (per controller) and the scheduler's
 # API clients. Their defaults (20 and 50 requests/s) cap a thousand Jobs at some 200 a minute
 # and the binding of a thousand pods at some 40 s: at benchmarks/scale.py's sizes that
 # measures these limits, not the Job controller or the operator.
 CONTROL_PLANE_CLIENT_QPS = 500
 CONTROL_PLANE_CLIENT_BURST = 1000
-# Node settings a test session may change (the node restarts to take them):
-# containerLogMaxSize (e.g. 1Mi) and streamingConnectionIdleTimeout (e.g. 30s).
-NODE_SETTINGS_FROM_ENVIRONMENT = {
-    "AGENTJOBS_NODE_CONTAINER_LOG_MAX_SIZE": "--container-log-max-size",
-    "AGENTJOBS_NODE_STREAMING_IDLE_TIMEOUT": "--streaming-connection-idle-timeout",
-}
-
 # Controllers the tests and the operator rely on. The node lifecycle controller marks a node
 # that stops heartbeating Ready=Unknown and taints it NoExecute; the taint eviction controller
 # then deletes the pods that no longer tolerate that (by default after 300 s, the admission
@@ -100,16 +86,7 @@ LEAVES = (
     Leaf("controller-manager", "system:kube-controller-manager"),
     Leaf("scheduler", "system:kube-scheduler"),
     Leaf("apiserver-kubelet-client", "kube-apiserver-kubelet-client", "system:masters"),
-    Leaf("node", f"system:node:{NODE_NAME}", "system:nodes"),
-    Leaf(
-        "node-serving",
-        f"system:node:{NODE_NAME}",
-        "system:nodes",
-        server=True,
-        dns_names=("localhost", NODE_NAME),
-        ip_addresses=(LOOPBACK,),
-    ),
-    # The real node (devcluster.kubelet): the kubelet's client and serving certificates, and
+    # The node (devcluster.kubelet): the kubelet's client and serving certificates, and
     # kube-proxy's client, the user the built-in system:node-proxier role is bound to.
     Leaf("kubelet", f"system:node:{REAL_NODE_NAME}", "system:nodes"),
     Leaf(
@@ -319,44 +296,6 @@ def _minio_healthy(layout: Layout) -> bool:
     return http_status(f"http://{HOST_ADDRESS}:{MINIO_PORT}{MINIO_READY_PATH}") == 200
 
 
-def image_files() -> list[Path]:
-    """The node's image table plus any extra tables listed in $AGENTJOBS_EXTRA_IMAGES."""
-    extra = os.environ.get("AGENTJOBS_EXTRA_IMAGES", "")
-    return [IMAGES_FILE, *(Path(p).resolve() for p in extra.split(os.pathsep) if p)]
-
-
-def _node(layout: Layout) -> list[str]:
-    pki = layout.pki
-    argv = [
-        sys.executable,
-        "-m",
-        "devcluster.node",
-        f"--kubeconfig={layout.kubeconfig('node')}",
-        f"--node-name={NODE_NAME}",
-        f"--address={LOOPBACK}",
-        f"--port={NODE_PORT}",
-        f"--tls-cert={pki / 'node-serving.crt'}",
-        f"--tls-key={pki / 'node-serving.key'}",
-        f"--client-ca={pki / 'ca.crt'}",
-        f"--state-dir={layout.node_state}",
-        f"--node-lease-duration-seconds={NODE_LEASE_DURATION_SECONDS}",
-        # Log sizes checked every second, so rotation shows in tests without waiting 10 s.
-        "--container-log-monitor-interval=1s",
-    ]
-    for variable, flag in NODE_SETTINGS_FROM_ENVIRONMENT.items():
-        if os.environ.get(variable):
-            argv.append(f"{flag}={os.environ[variable]}")
-    for images in image_files():
-        argv.append(f"--images={images}")
-    return argv
-
-
-def _node_healthy(layout: Layout) -> bool:
-    # Ready alone may be a stale True left by a node process that has just stopped.
-    serving = http_status(f"https://{LOOPBACK}:{NODE_PORT}/healthz", admin_tls(layout)) == 200
-    return serving and node_ready(layout, NODE_NAME)
-
-
 ETCD = Component("etcd", (ETCD_CLIENT_PORT, ETCD_PEER_PORT), _etcd, _etcd_healthy)
 APISERVER = Component(
     "kube-apiserver",
@@ -380,8 +319,6 @@ MINIO = Component(
     _minio_healthy,
     environment=_minio_environment,
 )
-# The node stops its pods on SIGTERM, which takes up to their grace periods.
-NODE = Component("node", (NODE_PORT,), _node, _node_healthy, grace_seconds=35.0)
 
 # In start order; they stop in reverse.
-ALL = (ETCD, APISERVER, CONTROLLER_MANAGER, SCHEDULER, S3, MINIO, NODE)
+ALL = (ETCD, APISERVER, CONTROLLER_MANAGER, SCHEDULER, S3, MINIO)

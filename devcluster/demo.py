@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -30,20 +29,18 @@ from typing import Any
 
 import yaml
 
-from devcluster import cluster, processes
+from devcluster import cluster
 from devcluster.build import KUBERNETES_VERSION, BuildError
-from devcluster.components import NODE
 from devcluster.demo_kubectl import AGENTJOBS, NAMESPACE, DemoError, Kubectl, step
 from devcluster.demo_watch import print_artifacts, watch
-from devcluster.layout import REPO_ROOT, Layout, default_layout
+from devcluster.layout import HOST_ADDRESS, REPO_ROOT, Layout, default_layout
 
 RELEASE = "agentjobs"
-AGENT_SCRIPT = REPO_ROOT / "manifests" / "examples" / "agent" / "agent.sh"
-GRADER_SCRIPT = REPO_ROOT / "manifests" / "examples" / "agent" / "grade.sh"
-AGENT_IMAGE = "ghcr.io/agentjobs/example-agent"
 CHART = REPO_ROOT / "charts" / "agentjobs"
 WORK_DIR = REPO_ROOT / "build" / "demo"
 RBAC_TEMPLATES = ("serviceaccount.yaml", "role.yaml", "rolebinding.yaml")
+# The demo operator's credentials endpoint, on the host's address on the node network.
+CREDENTIALS_PORT = 8443
 
 
 @dataclass(frozen=True)
@@ -69,51 +66,6 @@ OUTCOME = Example(
     "demo-outcome",
 )
 EXAMPLES = {"multi-phase": MULTI_PHASE, "outcome": OUTCOME}
-
-
-def _node_image_files(layout: Layout) -> list[str]:
-    pid = processes.alive(layout.pid_file(NODE.name))
-    if pid is None:
-        return []
-    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    return [a.decode().removeprefix("--images=") for a in argv if a.startswith(b"--images=")]
-
-
-def agent_image_table(layout: Layout) -> Path:
-    """An image table for the process node that runs the example agent's script.
-
-    The script is copied into the cluster's state directory and named by its absolute
-    path, because a phase container's /tmp is its own: a checkout under /tmp would be
-    hidden from it. It runs as 65532, the user of manifests/examples/agent/Dockerfile.
-    """
-    directory = layout.root / "images"
-    directory.mkdir(parents=True, exist_ok=True)
-    script = directory / "example-agent.sh"
-    shutil.copyfile(AGENT_SCRIPT, script)
-    # `agent.sh grade` runs the grade.sh beside it, as in the image (the outcome example).
-    shutil.copyfile(GRADER_SCRIPT, directory / "grade.sh")
-    table = directory / "example-agent.yaml"
-    entry = {
-        "entrypoint": ["sh", str(script)],
-        "env": {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
-        "workingDir": "/workspace",
-        "user": "65532:65532",
-    }
-    table.write_text(yaml.safe_dump({"images": {AGENT_IMAGE: entry}}))
-    return table
-
-
-def bring_up_cluster(layout: Layout) -> None:
-    """Start the cluster with the example agent's image table; restart a node that lacks it."""
-    images = agent_image_table(layout)
-    extra = [p for p in os.environ.get("AGENTJOBS_EXTRA_IMAGES", "").split(os.pathsep) if p]
-    if str(images) not in extra:
-        os.environ["AGENTJOBS_EXTRA_IMAGES"] = os.pathsep.join([*extra, str(images)])
-    cluster.up(layout)
-    if str(images.resolve()) not in _node_image_files(layout):
-        print("restarting the node so that it knows the example agent's image", flush=True)
-        processes.stop(layout.pid_file(NODE.name), NODE.grace_seconds)
-        cluster.up(layout)
 
 
 def install(kubectl: Kubectl) -> str:
@@ -164,8 +116,12 @@ def operator(kubectl: Kubectl, kubeconfig: Path) -> Iterator[Path]:
     log = WORK_DIR / "operator.log"
     env = {**kubectl.env, "KUBECONFIG": str(kubeconfig)}
     # The default restricted security: the operator's image and the example agent run as
-    # their Dockerfiles' user (65532), as the node's image table says.
-    argv = [str(AGENTJOBS), "run", "--namespace", NAMESPACE, "--pending-timeout", "60"]
+    # their Dockerfiles' user (65532). The operator runs here, outside the cluster, so its
+    # credentials endpoint listens where the node's pods reach this host.
+    argv = [
+        str(AGENTJOBS), "run", "--namespace", NAMESPACE, "--pending-timeout", "60",
+        f"--credentials-listen={HOST_ADDRESS}:{CREDENTIALS_PORT}",
+    ]  # fmt: skip
     with log.open("wb") as output:
         process = subprocess.Popen(argv, env=env, stdout=output, stderr=subprocess.STDOUT)
     try:
@@ -232,8 +188,8 @@ def goodbye(layout: Layout, example: Example) -> None:
 def run_demo(example: Example = MULTI_PHASE) -> bool:
     layout = default_layout()
     WORK_DIR.mkdir(parents=True, exist_ok=True)
-    step("Local control plane, process node and S3 store (built on first use)")
-    bring_up_cluster(layout)
+    step("Local control plane, node and S3 store (built on first use)")
+    cluster.up(layout)
     kubectl = Kubectl(cluster.environment(layout))
     step(f"CRDs, and the chart's RBAC for namespace {NAMESPACE}")
     account = install(kubectl)

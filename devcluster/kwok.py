@@ -1,7 +1,7 @@
 """Simulated nodes (kwok): pods scheduled there run by stages, never as processes.
 
 An optional part of the cluster (`python -m devcluster up --kwok`), for measuring the operator
-at a scale the process node cannot hold. kwok keeps the Nodes in `SIMULATED_NODES` Ready and
+at a scale the real node cannot hold. kwok keeps the Nodes in `SIMULATED_NODES` Ready and
 moves each pod bound to one of them through three stages: Running at once, every container
 exited 0 after the duration in its `RUN_DURATION_VARIABLE` environment variable (a Go
 duration such as "20s"; 1 s without one), removed once its deletion is asked for. Every

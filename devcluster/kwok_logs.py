@@ -15,13 +15,13 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import ssl
 from collections.abc import Iterable
 
 import aiohttp
 from aiohttp import web
 
-from devcluster.node.api import ApiError, KubeApi, Obj
-from devcluster.node.server import server_ssl_context
+from devcluster.kube_api import ApiError, KubeApi, Obj
 
 logger = logging.getLogger("kwok-logs")
 PodKey = tuple[str, str]
@@ -120,7 +120,10 @@ async def serve(arguments: argparse.Namespace) -> None:
     # A handler is cancelled when the API server hangs up, not at its next write.
     runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
     await runner.setup()
-    context = server_ssl_context(arguments.tls_cert, arguments.tls_key, arguments.client_ca)
+    # Only clients with a certificate from the cluster CA: the API server.
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=arguments.client_ca)
+    context.load_cert_chain(arguments.tls_cert, arguments.tls_key)
+    context.verify_mode = ssl.CERT_REQUIRED
     await web.TCPSite(runner, arguments.address, arguments.port, ssl_context=context).start()
     try:
         await asyncio.gather(*watches)

@@ -11,7 +11,6 @@ from pathlib import Path
 from devcluster.build import CACHE_DIR
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-NODE_NAME = "devnode"
 LOOPBACK = "127.0.0.1"
 SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
 # The first address of the service range, which the `kubernetes` Service takes.
@@ -19,7 +18,7 @@ KUBERNETES_SERVICE_IP = "10.0.0.1"
 # The real node (devcluster.kubelet) is a network namespace of ours, joined to the host by a
 # veth pair: the host's end is HOST_LINK with HOST_ADDRESS, the node's NODE_ADDRESS. What pods
 # must reach (the API server, the S3 stores) listens on HOST_ADDRESS, since a pod's loopback is
-# its own; host processes, the process node's pods among them, reach it as well.
+# its own; host processes reach it as well.
 HOST_LINK = "agentjobs0"
 HOST_ADDRESS = "10.87.0.1"
 NODE_ADDRESS = "10.87.0.2"
@@ -91,10 +90,6 @@ class Layout:
     def kwok(self) -> Path:
         """The simulated nodes' configuration and the agent log their pods serve."""
         return self.root / "kwok"
-
-    @property
-    def node_state(self) -> Path:
-        return self.root / "node"
 
     @property
     def real_node(self) -> Path:

@@ -10,7 +10,6 @@ import pytest
 pytest_plugins = [
     "tests.cluster_fixtures",
     "tests.integration.operator_fixtures",
-    "tests.integration.real_node",
 ]
 
 

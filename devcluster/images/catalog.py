@@ -21,6 +21,11 @@ PAUSE_IMAGE = "localhost/agentjobs/pause:1"
 # The chart's default image (charts/agentjobs: image.repository, and appVersion as the tag).
 OPERATOR_IMAGE = "ghcr.io/agentjobs/agentjobs:0.1.0"
 EXAMPLE_AGENT_IMAGE = "ghcr.io/agentjobs/example-agent:0.1.0"
+# The tests' own images, non-root as the operator's default pod security wants them; tagged,
+# since an untagged (`latest`) image is pulled again at every start, and there is no registry.
+BUSYBOX_NONROOT_IMAGE = "localhost/agentjobs/busybox:nonroot"
+BUSYBOX_UID_12345_IMAGE = "localhost/agentjobs/busybox:uid-12345"
+PYTHON_GIT_IMAGE = "localhost/agentjobs/python-git:nonroot"
 
 PAUSE = PauseImage("pause", (PAUSE_IMAGE,), PACKAGE_DIR / "pause" / "Dockerfile")
 BUSYBOX = BusyboxImage(
@@ -55,6 +60,44 @@ EXAMPLE_AGENT = DirectoryImage(
     REPOSITORY / "manifests" / "examples" / "agent",
 )
 
-RECIPES: tuple[Recipe, ...] = (PAUSE, BUSYBOX, DEBIAN, PYTHON, OPERATOR, EXAMPLE_AGENT)
+BUSYBOX_NONROOT = DirectoryImage(
+    "busybox-nonroot",
+    (BUSYBOX_NONROOT_IMAGE,),
+    PACKAGE_DIR / "busybox-nonroot" / "Dockerfile",
+    PACKAGE_DIR / "busybox-nonroot",
+)
+BUSYBOX_UID_12345 = DirectoryImage(
+    "busybox-uid-12345",
+    (BUSYBOX_UID_12345_IMAGE,),
+    PACKAGE_DIR / "busybox-uid-12345" / "Dockerfile",
+    PACKAGE_DIR / "busybox-uid-12345",
+)
+PYTHON_GIT = DirectoryImage(
+    "python-git",
+    (PYTHON_GIT_IMAGE,),
+    PACKAGE_DIR / "python-git" / "Dockerfile",
+    PACKAGE_DIR / "python-git",
+)
+
+RECIPES: tuple[Recipe, ...] = (
+    PAUSE,
+    BUSYBOX,
+    DEBIAN,
+    PYTHON,
+    OPERATOR,
+    EXAMPLE_AGENT,
+    BUSYBOX_NONROOT,
+    BUSYBOX_UID_12345,
+    PYTHON_GIT,
+)
 # What the node imports into its containerd: the sandbox, and what pods run.
-NODE_IMAGES: tuple[Recipe, ...] = (PAUSE, BUSYBOX, PYTHON, OPERATOR, EXAMPLE_AGENT)
+NODE_IMAGES: tuple[Recipe, ...] = (
+    PAUSE,
+    BUSYBOX,
+    PYTHON,
+    OPERATOR,
+    EXAMPLE_AGENT,
+    BUSYBOX_NONROOT,
+    BUSYBOX_UID_12345,
+    PYTHON_GIT,
+)

@@ -1,7 +1,6 @@
-"""The real kubelet's configuration: node `REAL_NODE_NAME` on NODE_ADDRESS, tainted and labelled
-so that only pods that tolerate and select it land there, its state under the cluster
-directory, and its API (logs, exec) authenticated by the cluster CA and authorised by the API
-server."""
+"""The real kubelet's configuration: node `REAL_NODE_NAME` on NODE_ADDRESS, where every pod
+of the cluster runs, its state under the cluster directory, and its API (logs, exec)
+authenticated by the cluster CA and authorised by the API server."""
 
 from __future__ import annotations
 
@@ -11,10 +10,7 @@ from devcluster.dns import CLUSTER_DOMAIN
 from devcluster.kubelet.paths import CGROUP_ROOT, NodePaths
 from devcluster.layout import HOST_ADDRESS, NODE_ADDRESS, NODE_PORT, REAL_NODE_NAME, Layout
 
-REAL_NODE_LABEL = "agentjobs.io/real-node"
-NODE_SELECTOR = {REAL_NODE_LABEL: "true"}
-TOLERATION = {"key": REAL_NODE_LABEL, "operator": "Equal", "value": "true", "effect": "NoSchedule"}
-# As the process node's: the controller manager's node-monitor-grace-period (15 s) assumes it.
+# The controller manager's node-monitor-grace-period (15 s) assumes it.
 NODE_LEASE_DURATION_SECONDS = 10
 HEALTHZ_PORT = 10248
 KUBECONFIG_CLIENT = "kubelet"
@@ -56,7 +52,6 @@ def configuration(layout: Layout, paths: NodePaths) -> dict[str, Any]:
         # CoreDNS on the host (devcluster.dns): pods resolve Services by name.
         "clusterDNS": [HOST_ADDRESS],
         "clusterDomain": CLUSTER_DOMAIN,
-        "registerWithTaints": [{k: v for k, v in TOLERATION.items() if k != "operator"}],
         "podLogsDir": str(paths.pod_logs),
         "nodeLeaseDurationSeconds": NODE_LEASE_DURATION_SECONDS,
         "failSwapOn": False,
@@ -76,5 +71,4 @@ def argv(layout: Layout, paths: NodePaths) -> list[str]:
         f"--root-dir={paths.kubelet_root}",
         f"--hostname-override={REAL_NODE_NAME}",
         f"--node-ip={NODE_ADDRESS}",
-        f"--node-labels={REAL_NODE_LABEL}=true",
     ]

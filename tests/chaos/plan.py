@@ -13,6 +13,8 @@ import random
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from tests.integration.images import BUSYBOX
+
 Fault = Literal["none", "delete-pod", "delete-phase", "reapply"]
 
 _WORK = (
@@ -70,7 +72,7 @@ class Planned:
             "kind": "Execution",
             "metadata": {"name": self.name},
             "spec": {
-                "defaults": {"image": "busybox", "command": ["sh", "-c"]},
+                "defaults": {"image": BUSYBOX, "command": ["sh", "-c"]},
                 "phases": phases,
             },
         }

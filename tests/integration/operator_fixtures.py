@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from devcluster.layout import HOST_ADDRESS
 from devcluster.testing import Kubectl
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,16 +25,12 @@ MANIFESTS = Path(__file__).resolve().parent / "manifests"
 AGENTJOBS = Path(sys.executable).parent / "agentjobs"
 
 
-# The process node runs every image as root; phase pods may not insist on a non-root user here.
-ROOT_IMAGES_ALLOWED = ["--pod-security-context", '{"seccompProfile": {"type": "RuntimeDefault"}}']
-
-
 CREDENTIALS_LISTEN = "--credentials-listen"
 
 
 def free_port() -> int:
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
+        probe.bind((HOST_ADDRESS, 0))
         port: int = probe.getsockname()[1]
         return port
 
@@ -52,7 +49,7 @@ class Service:
 
     def __enter__(self) -> Service:
         self._thread.start()
-        start = asyncio.start_server(self._forward, "127.0.0.1", self.port)
+        start = asyncio.start_server(self._forward, HOST_ADDRESS, self.port)
         self._server = asyncio.run_coroutine_threadsafe(start, self._loop).result(timeout=10)
         return self
 
@@ -74,7 +71,7 @@ class Service:
             port = self._backends[self._next % len(self._backends)]
             self._next += 1
             try:
-                server, to_server = await asyncio.open_connection("127.0.0.1", port)
+                server, to_server = await asyncio.open_connection(HOST_ADDRESS, port)
             except OSError:
                 continue  # that replica is gone: the next one
             await asyncio.gather(_pipe(client, to_server), _pipe(server, to_client))
@@ -102,10 +99,11 @@ class OperatorProcess:
         self._env = {**os.environ, **env}
         self._namespace = namespace
         self._log = log
-        self._extra = ROOT_IMAGES_ALLOWED if extra is None else extra
+        self._extra = extra or []
         if not any(flag.startswith(CREDENTIALS_LISTEN) for flag in self._extra):
-            # Its own port, kept across restarts: the URL in its pods' env stays right.
-            self._extra = [*self._extra, f"{CREDENTIALS_LISTEN}=127.0.0.1:{free_port()}"]
+            # Its own port, kept across restarts: the URL in its pods' env stays right. On the
+            # host's address on the node network, since a pod's loopback is its own.
+            self._extra = [*self._extra, f"{CREDENTIALS_LISTEN}={HOST_ADDRESS}:{free_port()}"]
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -178,7 +176,8 @@ def crds(kubectl: Kubectl) -> None:
 def operator(
     s3_env: dict[str, str], crds: None, namespace: str, tmp_path: Path
 ) -> Iterator[OperatorProcess]:
-    """The operator for the test's namespace, storing artifacts in the test's S3 store."""
+    """The operator for the test's namespace, storing artifacts in the test's S3 store, with its
+    default, restricted pod security."""
     yield from running(OperatorProcess(s3_env, namespace, tmp_path / "operator.log"))
 
 

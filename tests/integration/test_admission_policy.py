@@ -43,6 +43,7 @@ import yaml
 
 from devcluster.testing import DevCluster, Kubectl
 from tests.chart import crd_references
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import REPO, wait_for
 
 CHART = REPO / "charts" / "agentjobs"
@@ -106,7 +107,7 @@ def execution(defaults: dict[str, Any] | None = None, **phase: Any) -> dict[str,
         "kind": "Execution",
         "metadata": {"name": "policy-probe"},
         "spec": {
-            "defaults": {"image": "busybox", **(defaults or {})},
+            "defaults": {"image": BUSYBOX, **(defaults or {})},
             "phases": [{"name": "draft", "prompt": "Write it.", **phase}],
         },
     }
@@ -181,7 +182,7 @@ def test_a_secret_in_env_needs_get_on_that_very_secret(tenant: Tenant) -> None:
 
 
 def graded(**grader: Any) -> dict[str, Any]:
-    return {"outcome": {"rubric": "Graded.", "grader": {"image": "busybox", **grader}}}
+    return {"outcome": {"rubric": "Graded.", "grader": {"image": BUSYBOX, **grader}}}
 
 
 def test_a_graders_secrets_need_get_in_a_phase_and_in_the_defaults(tenant: Tenant) -> None:
@@ -324,7 +325,7 @@ PHASE = {
     "kind": "Phase",
     "metadata": {"name": "policy-probe-0-draft"},
     "spec": {"executionName": "policy-probe", "index": 0, "name": "draft",
-             "image": "busybox", "prompt": "Write it."},
+             "image": BUSYBOX, "prompt": "Write it."},
 }  # fmt: skip
 
 
@@ -409,7 +410,7 @@ def test_the_worst_case_stays_within_the_cel_cost_budget(tenant: Tenant) -> None
         {"name": f"p{n}", "promptFrom": {"configMapKeyRef": {"name": maps[0], "key": "p"}},
          "serviceAccountName": accounts[n % 4], **container,
          "outcome": {"rubricFrom": {"configMapKeyRef": {"name": maps[1], "key": "r"}},
-                     "grader": {"image": "busybox", **container}},
+                     "grader": {"image": BUSYBOX, **container}},
          **OUTSIDE_RESTRICTED["securityContext.privileged=true"]}
         for n in range(32)
     ]  # fmt: skip

@@ -18,6 +18,7 @@ import pytest
 from agentjobs.logic.transcript_reader import TranscriptReader
 from agentjobs.models.contract import TranscriptFormat
 from devcluster.testing import Kubectl
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import OperatorProcess, phase_status, wait_finished
 from tests.unit.agent_cli_events import FIXTURES
 
@@ -31,7 +32,7 @@ def execution(name: str, fixture: str, transcript_format: TranscriptFormat) -> d
             "phases": [
                 {
                     "name": "agent",
-                    "image": "busybox",
+                    "image": BUSYBOX,
                     "prompt": "Do it.",
                     "transcriptFormat": transcript_format.value,
                     "command": ["sh", "-c", 'printf "%s" "$TRANSCRIPT"'],

@@ -222,22 +222,14 @@ def test_a_storage_outage_delays_the_phase_and_loses_nothing(
     operator: OperatorProcess,
     s3: Minio,
     s3_store: str,
-    local_cluster: testing.DevCluster,
 ) -> None:
     apply_manifest(kubectl, namespace, "artifacts-outage.yaml")
     root = f"namespaces/{namespace}/executions/outage/0-write/attempt-1/"
     wait_for(lambda: "output/before.txt" in objects(s3, root), what="the first periodic sync")
     testing.stop_s3(s3_store)
     try:
-        pod = kubectl.json("get", "pod", "-n", namespace, "outage-0-write-a1")
-        workspace = (
-            local_cluster.layout.node_state
-            / "pods"
-            / pod["metadata"]["uid"]
-            / "volumes"
-            / "workspace"
-        )
-        (workspace / "go-on").touch()
+        go_on = ["exec", "-n", namespace, "outage-0-write-a1", "-c", "agent", "--"]
+        kubectl.run(*go_on, "touch", "/workspace/go-on")
         wait_for(
             lambda: (
                 "storage" in _running_message(kubectl, namespace)

@@ -16,11 +16,10 @@ from collections.abc import Iterator
 import pytest
 from minio import Minio
 
-from devcluster.kubelet.kubelet_config import NODE_SELECTOR, TOLERATION
 from devcluster.layout import REAL_NODE_NAME
 from devcluster.testing import DevCluster, Kubectl
+from tests.integration.images import AGENT_IMAGE
 from tests.integration.operator_fixtures import REPO, wait_finished
-from tests.integration.real_node import AGENT_IMAGE, placed
 from tests.integration.stored import stored_objects
 
 CHART = REPO / "charts" / "agentjobs"
@@ -40,8 +39,6 @@ def release(
             "accessKey": s3_env["AGENTJOBS_S3_ACCESS_KEY"],
             "secretKey": s3_env["AGENTJOBS_S3_SECRET_KEY"],
         },
-        "nodeSelector": NODE_SELECTOR,
-        "tolerations": [TOLERATION],
     }
     helm = ["helm", "--namespace", namespace]
     subprocess.run(
@@ -64,23 +61,21 @@ def test_the_installed_operator_completes_an_execution_with_storage(
         'echo delivered > "$AGENTJOBS_OUTPUT_DIR/result.txt"; '
         "echo 'TASK_RESULT: {\"success\": true}'; echo TASK_RESULT_END"
     )
-    manifest = placed(
-        {
-            "apiVersion": "agentjobs.io/v1alpha1",
-            "kind": "Execution",
-            "metadata": {"name": "installed"},
-            "spec": {
-                "phases": [
-                    {
-                        "name": "write",
-                        "prompt": "Write it.",
-                        "image": AGENT_IMAGE,
-                        "command": ["sh", "-c", script],
-                    }
-                ]
-            },
-        }
-    )
+    manifest = {
+        "apiVersion": "agentjobs.io/v1alpha1",
+        "kind": "Execution",
+        "metadata": {"name": "installed"},
+        "spec": {
+            "phases": [
+                {
+                    "name": "write",
+                    "prompt": "Write it.",
+                    "image": AGENT_IMAGE,
+                    "command": ["sh", "-c", script],
+                }
+            ]
+        },
+    }
     kubectl.apply(manifest, namespace)
     status = wait_finished(kubectl, namespace, "installed", timeout=180)
     assert status["status"] == "completed", json.dumps(status)

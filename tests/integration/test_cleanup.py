@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from devcluster.testing import Kubectl
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import OperatorProcess, wait_finished, wait_for
 
 REPORT = {"success": True, "side_effects": "none", "comments": "notes written"}
@@ -32,9 +33,9 @@ def execution(name: str, **spec: Any) -> dict[str, Any]:
         "spec": {
             **spec,
             "phases": [
-                {"name": "write", "image": "busybox", "prompt": "Write.",
+                {"name": "write", "image": BUSYBOX, "prompt": "Write.",
                  "command": ["sh", "-c"], "args": [script]},
-                {"name": "check", "image": "busybox", "prompt": "Check.",
+                {"name": "check", "image": BUSYBOX, "prompt": "Check.",
                  "command": ["sh", "-c"], "args": [script]},
             ],
         },

@@ -8,18 +8,13 @@ denies pods with a given label ends the phase blocked (config) with the policy's
 within seconds, the pod never retried; an agent image whose USER is 12345 writes its output
 and HOME in both phases (the second one's directories made by the Python fetcher, the first
 one's by the shell preparation); a workspace over its sizeLimit gets the pod evicted by the
-node with the kubelet's message; the API server refuses a wrong toleration, size or class name
-with the schema's messages.
-
-The process node must know the example agent's image and the uid-12345 image: without them it
-is restarted with both tables, so run this module under the exclusive cluster lock
-(`flock -x /tmp/agentjobs-cluster.lock .venv/bin/pytest tests/integration/test_cluster_policy.py`).
+kubelet's eviction manager with its own message; the API server refuses a wrong toleration,
+size or class name with the schema's messages.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,10 +23,9 @@ from typing import Any
 import pytest
 import yaml
 
-from devcluster import cluster, demo, processes
-from devcluster.components import NODE
-from devcluster.testing import DevCluster, Kubectl
+from devcluster.testing import Kubectl
 from tests.integration import namespace_policy
+from tests.integration.images import BUSYBOX, UID_12345
 from tests.integration.operator_fixtures import (
     REPO,
     OperatorProcess,
@@ -45,7 +39,6 @@ SIDECAR_RESOURCES = {
     "requests": {"cpu": "50m", "memory": "64Mi"},
     "limits": {"cpu": "500m", "memory": "256Mi"},
 }
-UID_IMAGE = "example.com/agentjobs/uid-12345-agent"
 UID_AGENT = """\
 set -eu
 id
@@ -60,39 +53,9 @@ echo TASK_RESULT_END
 EXAMPLE = REPO / "manifests" / "examples" / "multi-phase.yaml"
 
 
-def _uid_image_table(root: Path) -> Path:
-    """An image whose USER is 12345:12345, its script where a container can read it."""
-    directory = root / "images"
-    directory.mkdir(parents=True, exist_ok=True)
-    script = directory / "uid-12345-agent.sh"
-    script.write_text(UID_AGENT)
-    table = directory / "uid-12345-agent.yaml"
-    entry = {
-        "entrypoint": ["sh", str(script)],
-        "env": {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
-        "user": "12345:12345",
-    }
-    table.write_text(yaml.safe_dump({"images": {UID_IMAGE: entry}}))
-    return table
-
-
-@pytest.fixture(scope="module")
-def agent_images(local_cluster: DevCluster) -> None:
-    """The node knows both agent images; a node that does not is restarted (exclusive lock)."""
-    layout = local_cluster.layout
-    tables = [str(demo.agent_image_table(layout)), str(_uid_image_table(layout.root))]
-    known = demo._node_image_files(layout)
-    if all(str(Path(t).resolve()) in known for t in tables):
-        return
-    extra = [p for p in os.environ.get("AGENTJOBS_EXTRA_IMAGES", "").split(os.pathsep) if p]
-    os.environ["AGENTJOBS_EXTRA_IMAGES"] = os.pathsep.join([*extra, *tables])
-    processes.stop(layout.pid_file(NODE.name), NODE.grace_seconds)
-    cluster.up(layout)
-
-
 @pytest.fixture
 def policed_operator(
-    s3_env: dict[str, str], crds: None, namespace: str, tmp_path: Path, agent_images: None
+    s3_env: dict[str, str], crds: None, namespace: str, tmp_path: Path
 ) -> Iterator[OperatorProcess]:
     """The operator with its default restricted security and the chart's sidecar resources."""
     extra = ["--sidecar-resources", json.dumps(SIDECAR_RESOURCES)]
@@ -171,7 +134,7 @@ def test_a_quota_or_pod_security_refusal_blocks_the_phase_with_its_message(
         "apiVersion": "agentjobs.io/v1alpha1",
         "kind": "Execution",
         "metadata": {"name": "refused"},
-        "spec": {"phases": [{"name": "work", "image": UID_IMAGE, "prompt": "Work.", **phase}]},
+        "spec": {"phases": [{"name": "work", "image": UID_12345, "prompt": "Work.", **phase}]},
     }
     kubectl.apply(execution, namespace)
     status = wait_finished(kubectl, namespace, "refused", timeout=30)
@@ -191,7 +154,7 @@ def denying_policy(kubectl: Kubectl, namespace: str) -> Iterator[str]:
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": "probe", "labels": {"agentjobs.io/execution": "denied"}},
-        "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+        "spec": {"containers": [{"name": "c", "image": BUSYBOX}]},
     }
     with namespace_policy.refusing(
         kubectl,
@@ -213,7 +176,7 @@ def test_a_policy_denial_blocks_the_phase_with_the_policys_message_within_second
         "apiVersion": "agentjobs.io/v1alpha1",
         "kind": "Execution",
         "metadata": {"name": "denied"},
-        "spec": {"phases": [{"name": "work", "image": UID_IMAGE, "prompt": "Work."}]},
+        "spec": {"phases": [{"name": "work", "image": UID_12345, "prompt": "Work."}]},
     }
     started = time.monotonic()
     kubectl.apply(execution, namespace)
@@ -243,7 +206,8 @@ def test_an_agent_running_as_uid_12345_writes_its_output_and_home(
         "kind": "Execution",
         "metadata": {"name": "uid"},
         "spec": {
-            "defaults": {"image": UID_IMAGE, "keepPods": True},  # their logs are read after
+            # Their logs are read after the end.
+            "defaults": {"image": UID_12345, "command": ["sh", "-c", UID_AGENT], "keepPods": True},
             "phases": [
                 {"name": "first", "prompt": "Write.", "outputs": ["first.md"]},
                 {"name": "second", "prompt": "Write again.", "outputs": ["second.md"]},
@@ -275,7 +239,7 @@ def test_a_workspace_over_its_size_limit_gets_the_pod_evicted(
             "phases": [
                 {
                     "name": "fill",
-                    "image": UID_IMAGE,
+                    "image": UID_12345,
                     "prompt": "Fill the disk.",
                     "command": ["sh", "-c"],
                     "args": ["head -c 3145728 /dev/urandom > /workspace/blob; sleep 120"],
@@ -304,7 +268,7 @@ def test_the_api_server_refuses_wrong_placement_with_the_schemas_messages(
             "phases": [
                 {
                     "name": "p",
-                    "image": "busybox",
+                    "image": BUSYBOX,
                     "prompt": "P",
                     "tolerations": [{"operator": "Exists", "value": "x"}, {"value": "y"}],
                     "workspace": {"sizeLimit": "lots"},

@@ -1,7 +1,7 @@
 """`make demo`, the README's first command, ends with the example completed and its artifacts.
 
-It runs `python -m devcluster.demo` as the Makefile does, on the session's cluster (the demo
-restarts the node if it lacks the example agent's image table). Cases: the demo exits 0 and
+It runs `python -m devcluster.demo` as the Makefile does, on the session's cluster, its phases
+in the example agent's image on the real node. Cases: the demo exits 0 and
 prints the Execution `completed`, each phase's agent output and verdict, and one artifact per
 phase from `agentjobs artifacts`.
 """

@@ -17,6 +17,7 @@ from typing import Any
 from devcluster.testing import Kubectl
 from tests import kstatus
 from tests.chart.argocd_health import assess
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (
     MANIFESTS,
     OperatorProcess,
@@ -62,8 +63,8 @@ def test_a_phase_whose_pod_waits_is_progressing_then_degraded_when_it_fails(
         (MANIFESTS / "success.yaml")
         .read_text()
         .replace(
-            "      image: busybox\n",
-            "      image: busybox\n      nodeSelector: {agentjobs.io/test: no-such-node}\n",
+            f"      image: {BUSYBOX}\n",
+            f"      image: {BUSYBOX}\n      nodeSelector: {{agentjobs.io/test: no-such-node}}\n",
         )
     )
     kubectl.run("apply", "-n", namespace, "-f", "-", input=manifest)

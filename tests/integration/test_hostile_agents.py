@@ -32,6 +32,7 @@ import pytest
 from minio import Minio
 
 from devcluster.testing import Kubectl
+from tests.integration.images import PYTHON_GIT
 from tests.integration.operator_fixtures import (
     OperatorProcess,
     phase_status,
@@ -58,7 +59,7 @@ def execution(name: str, script: str) -> str:
             "phases": [
                 {
                     "name": PHASE,
-                    "image": "busybox",
+                    "image": PYTHON_GIT,
                     "prompt": "Write your report.",
                     "command": ["sh", "-c"],
                     # Long enough for the test to read the harvester's environ while it runs.
@@ -317,7 +318,7 @@ def test_input_keys_with_dot_dot_are_refused_and_nothing_is_written_outside_inpu
             "executionName": "evil",
             "index": 1,
             "name": "consume",
-            "image": "busybox",
+            "image": PYTHON_GIT,
             "keepPods": True,  # the test reads the fetcher's log after the end
             "prompt": "Read your inputs.",
             "command": ["sh", "-c", "echo the agent ran > $AGENTJOBS_OUTPUT_DIR/ran.txt"],

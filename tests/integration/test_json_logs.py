@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from devcluster.testing import Kubectl
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (
-    ROOT_IMAGES_ALLOWED,
     OperatorProcess,
     wait_finished,
 )
@@ -27,7 +27,7 @@ REPORT = {"success": True, "side_effects": "none", "comments": "notes handed on"
 
 def phase(name: str, script: str) -> dict[str, Any]:
     done = f"echo 'TASK_RESULT: {json.dumps(REPORT)}'; echo TASK_RESULT_END"
-    return {"name": name, "image": "busybox", "prompt": "Work.", "command": ["sh", "-c"],
+    return {"name": name, "image": BUSYBOX, "prompt": "Work.", "command": ["sh", "-c"],
             "args": [f"{script}; {done}"]}  # fmt: skip
 
 
@@ -44,7 +44,7 @@ def test_json_lines_carry_the_phase_and_no_credential(
     kubectl: Kubectl, namespace: str, crds: None, s3_env: dict[str, str], tmp_path: Path
 ) -> None:
     log = tmp_path / "operator.log"
-    operator = OperatorProcess(s3_env, namespace, log, [*ROOT_IMAGES_ALLOWED, "--log-format=json"])
+    operator = OperatorProcess(s3_env, namespace, log, ["--log-format=json"])
     operator.start()
     try:
         kubectl.apply(

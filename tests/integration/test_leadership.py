@@ -31,7 +31,6 @@ from agentjobs.logic import lease
 from devcluster.testing import DevCluster, Kubectl
 from tests.integration.operator_fixtures import (
     CREDENTIALS_LISTEN,
-    ROOT_IMAGES_ALLOWED,
     OperatorProcess,
     Service,
     apply_manifest,
@@ -74,7 +73,7 @@ def replicas(
     ports = [free_port(), free_port()]
     service = Service(ports)
     url = f"--credentials-url=https://127.0.0.1:{service.port}"
-    flags = [*ROOT_IMAGES_ALLOWED, "--leader-election", LEASE, url]
+    flags = ["--leader-election", LEASE, url]
     leader_log = tmp_path / "leader.log"
     leader, follower = (
         OperatorProcess(

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from devcluster.testing import Kubectl
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import OperatorProcess, phase_status, wait_finished
 
 AGENTJOBS = str(Path(sys.executable).parent / "agentjobs")
@@ -44,7 +45,7 @@ def test_a_deleted_pods_transcript_is_printed_byte_for_byte(
                 "phases": [
                     {
                         "name": "write",
-                        "image": "busybox",
+                        "image": BUSYBOX,
                         "prompt": "Write.",
                         "command": ["sh", "-c"],
                         "args": [script],

@@ -24,8 +24,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from agentjobs.adapters import metrics
 from devcluster import testing
 from devcluster.testing import Kubectl
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (
-    ROOT_IMAGES_ALLOWED,
     OperatorProcess,
     free_port,
     wait_finished,
@@ -47,7 +47,7 @@ Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
 def execution(name: str, phase: dict[str, Any], **spec: Any) -> dict[str, Any]:
-    base = {"name": "work", "image": "busybox", "prompt": "Work.", "command": ["sh", "-c"]}
+    base = {"name": "work", "image": BUSYBOX, "prompt": "Work.", "command": ["sh", "-c"]}
     return {
         "apiVersion": "agentjobs.io/v1alpha1",
         "kind": "Execution",
@@ -93,7 +93,6 @@ def metered(
         namespace,
         tmp_path / "operator.log",
         [
-            *ROOT_IMAGES_ALLOWED,
             f"--metrics-port={port}",
             f"--webhook-allow=http://127.0.0.1:{receivers[0].port}/*",
             f"--webhook-secret-name={SECRET_NAME}",

@@ -12,12 +12,12 @@ by the API server with its message.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from devcluster.testing import DevCluster, Kubectl
+from devcluster.testing import Kubectl
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (
     MANIFESTS,
     OperatorProcess,
@@ -257,21 +257,16 @@ def test_manifests_are_yaml_files_a_user_could_apply() -> None:
     assert all(path.suffix == ".yaml" for path in Path(MANIFESTS).rglob("*") if path.is_file())
 
 
-@pytest.fixture
-def restricted_operator(
-    local_cluster: DevCluster, crds: None, namespace: str, tmp_path: Path
-) -> Iterator[OperatorProcess]:
-    """An operator with its default, restricted pod security."""
-    process = OperatorProcess(local_cluster.env, namespace, tmp_path / "operator.log", extra=[])
-    process.start()
-    yield process
-    process.stop()
-
-
 def test_phase_pods_are_hardened_and_an_execution_may_relax_the_hardening(
-    kubectl: Kubectl, namespace: str, restricted_operator: OperatorProcess
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
 ) -> None:
-    apply_manifest(kubectl, namespace, "no-report.yaml")
+    # busybox as its image has it: root, which the default pod security refuses.
+    as_root = (
+        (MANIFESTS / "no-report.yaml")
+        .read_text()
+        .replace(f"image: {BUSYBOX}", "image: busybox:1.36")
+    )
+    kubectl.run("apply", "-n", namespace, "-f", "-", input=as_root)
     status = wait_finished(kubectl, namespace, "no-report")
     outcome = status["taskOutcome"]
     assert (status["status"], outcome["status"], outcome["needsUserAction"]) == (
@@ -280,14 +275,9 @@ def test_phase_pods_are_hardened_and_an_execution_may_relax_the_hardening(
         True,
     )
     assert "runAsNonRoot" in outcome["summary"]
-    relaxed = (
-        (MANIFESTS / "no-report.yaml")
-        .read_text()
-        .replace("name: no-report", "name: relaxed")
-        .replace(
-            "      image: busybox",
-            "      image: busybox\n      podSecurityContext: {runAsNonRoot: false}",
-        )
+    relaxed = as_root.replace("name: no-report", "name: relaxed").replace(
+        "      image: busybox:1.36",
+        "      image: busybox:1.36\n      podSecurityContext: {runAsNonRoot: false}",
     )
     kubectl.run("apply", "-n", namespace, "-f", "-", input=relaxed)
     assert wait_finished(kubectl, namespace, "relaxed")["status"] == "completed"

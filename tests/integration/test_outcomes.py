@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from devcluster.testing import Kubectl
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (
     OperatorProcess,
     phase_status,
@@ -74,7 +75,7 @@ def execution(
             "phases": [
                 {
                     "name": "write",
-                    "image": "busybox",
+                    "image": BUSYBOX,
                     "command": ["sh", "-c"],
                     "args": [agent],
                     "prompt": "Write the report.",
@@ -274,12 +275,14 @@ def test_a_failed_agent_attempt_is_never_graded(
 def test_an_interrupt_while_the_agent_runs_interrupts_it_ungraded(
     kubectl: Kubectl, namespace: str, operator: OperatorProcess
 ) -> None:
-    slow = 'echo draft > "$AGENTJOBS_OUTPUT_DIR/report.md"; sleep 120'
+    slow = 'echo draft > "$AGENTJOBS_OUTPUT_DIR/report.md"; echo drafted; sleep 120'
     kubectl.apply(execution("stop", slow, GRADER.replace("SLOW", "0")), namespace)
+    # The phase is running from its pod's creation on: wait for the agent's own word.
+    logs = ["logs", "stop-0-write-a1", "-c", "agent", "-n", namespace]
     wait_for(
-        lambda: phase_status(kubectl, namespace, "stop-0-write").get("status") == "running",
+        lambda: "drafted" in kubectl.run(*logs, check=False).stdout,
         timeout=60,
-        what="the agent to run",
+        what="the agent to write its draft",
     )
     time.sleep(3)  # the harvester has synced the draft
     kubectl.run(

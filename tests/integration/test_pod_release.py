@@ -15,6 +15,7 @@ from agentjobs.adapters.kube import Kube
 from agentjobs.handlers import pod_release
 from agentjobs.logic import naming
 from devcluster.testing import DevCluster, Kubectl
+from tests.integration.images import BUSYBOX
 
 pytestmark = pytest.mark.integration
 
@@ -32,7 +33,7 @@ def parked_pod(name: str) -> dict[str, Any]:
         "spec": {
             "nodeName": "no-such-node",
             "terminationGracePeriodSeconds": 30,
-            "containers": [{"name": "agent", "image": "busybox"}],
+            "containers": [{"name": "agent", "image": BUSYBOX}],
         },
     }
 

@@ -42,7 +42,6 @@ from devcluster.build import KUBERNETES_VERSION
 from devcluster.testing import DevCluster, Kubectl
 from tests.integration.operator_fixtures import (
     REPO,
-    ROOT_IMAGES_ALLOWED,
     OperatorProcess,
     wait_for,
 )
@@ -275,9 +274,7 @@ def installed(
             kubectl.apply(role, namespace)
         env = {**local_cluster.env, "KUBECONFIG": str(kubeconfig)}
         election = ["--leader-election", LEASE] if replicas > 1 else []
-        process = OperatorProcess(
-            env, namespace, tmp_path / "operator.log", [*ROOT_IMAGES_ALLOWED, *election]
-        )
+        process = OperatorProcess(env, namespace, tmp_path / "operator.log", [*election])
         process.start()
         started.append(process)
         return process

@@ -16,33 +16,31 @@ from minio import Minio
 from devcluster.images.catalog import OPERATOR_IMAGE
 from devcluster.layout import REAL_NODE_NAME
 from devcluster.testing import Kubectl
+from tests.integration.images import AGENT_IMAGE, AGENT_UID
 from tests.integration.operator_fixtures import (
     OperatorProcess,
     phase_status,
     wait_finished,
     wait_for,
 )
-from tests.integration.real_node import AGENT_IMAGE, AGENT_UID, placed
 from tests.integration.stored import stored_objects
 
 REPORT = "echo 'TASK_RESULT: {\"success\": true}'; echo TASK_RESULT_END"
 
 
 def execution(name: str, *scripts: str, **defaults: Any) -> dict[str, Any]:
-    return placed(
-        {
-            "apiVersion": "agentjobs.io/v1alpha1",
-            "kind": "Execution",
-            "metadata": {"name": name},
-            "spec": {
-                "defaults": {"image": AGENT_IMAGE, "command": ["sh", "-c"], **defaults},
-                "phases": [
-                    {"name": f"step{i}", "prompt": "Do it.", "args": [script]}
-                    for i, script in enumerate(scripts)
-                ],
-            },
-        }
-    )
+    return {
+        "apiVersion": "agentjobs.io/v1alpha1",
+        "kind": "Execution",
+        "metadata": {"name": name},
+        "spec": {
+            "defaults": {"image": AGENT_IMAGE, "command": ["sh", "-c"], **defaults},
+            "phases": [
+                {"name": f"step{i}", "prompt": "Do it.", "args": [script]}
+                for i, script in enumerate(scripts)
+            ],
+        },
+    }
 
 
 def pod(kubectl: Kubectl, namespace: str, name: str) -> Any:
@@ -50,7 +48,7 @@ def pod(kubectl: Kubectl, namespace: str, name: str) -> Any:
 
 
 def test_the_image_user_writes_its_output_under_a_read_only_root(
-    kubectl: Kubectl, namespace: str, real_operator: OperatorProcess, s3: Minio
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess, s3: Minio
 ) -> None:
     script = (
         'id -u > "$AGENTJOBS_OUTPUT_DIR/uid"; '
@@ -81,7 +79,7 @@ def test_the_image_user_writes_its_output_under_a_read_only_root(
 
 
 def test_a_root_image_is_refused_by_run_as_non_root(
-    kubectl: Kubectl, namespace: str, real_operator: OperatorProcess
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
 ) -> None:
     started = time.monotonic()
     kubectl.apply(execution("root", REPORT, image="busybox:1.36"), namespace)
@@ -96,7 +94,7 @@ def test_a_root_image_is_refused_by_run_as_non_root(
 
 
 def test_the_fetcher_hands_the_first_phases_output_to_the_second(
-    kubectl: Kubectl, namespace: str, real_operator: OperatorProcess, s3: Minio
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess, s3: Minio
 ) -> None:
     produce = 'mkdir -p "$AGENTJOBS_OUTPUT_DIR/data"; echo alpha > "$AGENTJOBS_OUTPUT_DIR/data/a"; '
     consume = 'cat /workspace/artifacts/input/data/a > "$AGENTJOBS_OUTPUT_DIR/received"; '
@@ -108,7 +106,7 @@ def test_the_fetcher_hands_the_first_phases_output_to_the_second(
 
 
 def test_a_memory_limit_ends_the_phase_out_of_memory(
-    kubectl: Kubectl, namespace: str, real_operator: OperatorProcess
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
 ) -> None:
     # tail keeps the whole last line in memory, and /dev/zero has no newline.
     resources = {"limits": {"memory": "48Mi"}, "requests": {"memory": "48Mi"}}
@@ -124,7 +122,7 @@ def test_a_memory_limit_ends_the_phase_out_of_memory(
 
 
 def test_an_eviction_through_the_eviction_api_interrupts(
-    kubectl: Kubectl, namespace: str, real_operator: OperatorProcess
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
 ) -> None:
     kubectl.apply(execution("evicted", "sleep 120"), namespace)
     wait_for(
@@ -144,7 +142,7 @@ def test_an_eviction_through_the_eviction_api_interrupts(
 
 
 def test_timeout_seconds_stops_an_agent_that_ignores_sigterm(
-    kubectl: Kubectl, namespace: str, real_operator: OperatorProcess
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
 ) -> None:
     script = "trap '' TERM; while true; do sleep 1; done"
     kubectl.apply(execution("slow", script, timeoutSeconds=5, keepPods=True), namespace)

@@ -18,13 +18,13 @@ from typing import Any
 from devcluster import cluster
 from devcluster.layout import NODE_ADDRESS, NODE_PORT
 from devcluster.testing import Kubectl
+from tests.integration.images import AGENT_IMAGE
 from tests.integration.operator_fixtures import (
     OperatorProcess,
     phase_status,
     wait_finished,
     wait_for,
 )
-from tests.integration.real_node import AGENT_IMAGE, placed
 
 REPORT = (
     'echo \'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "%s"}\'; '
@@ -36,17 +36,15 @@ UNREACHABLE_SECONDS = 2
 
 
 def execution(name: str, script: str) -> dict[str, Any]:
-    return placed(
-        {
-            "apiVersion": "agentjobs.io/v1alpha1",
-            "kind": "Execution",
-            "metadata": {"name": name},
-            "spec": {
-                "defaults": {"image": AGENT_IMAGE, "command": ["sh", "-c"]},
-                "phases": [{"name": "step0", "prompt": "Do it.", "args": [script]}],
-            },
-        }
-    )
+    return {
+        "apiVersion": "agentjobs.io/v1alpha1",
+        "kind": "Execution",
+        "metadata": {"name": name},
+        "spec": {
+            "defaults": {"image": AGENT_IMAGE, "command": ["sh", "-c"]},
+            "phases": [{"name": "step0", "prompt": "Do it.", "args": [script]}],
+        },
+    }
 
 
 def wait_running(kubectl: Kubectl, namespace: str, phase: str) -> None:
@@ -58,7 +56,7 @@ def wait_running(kubectl: Kubectl, namespace: str, phase: str) -> None:
 
 
 def test_a_stopped_kubelet_interrupts_its_phase_once_the_node_is_lost(
-    kubectl: Kubectl, namespace: str, real_operator: OperatorProcess
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
 ) -> None:
     manifest = execution("lost", "sleep 300")
     unreachable = {
@@ -67,7 +65,7 @@ def test_a_stopped_kubelet_interrupts_its_phase_once_the_node_is_lost(
         "effect": "NoExecute",
         "tolerationSeconds": UNREACHABLE_SECONDS,
     }
-    manifest["spec"]["defaults"]["tolerations"].append(unreachable)
+    manifest["spec"]["defaults"]["tolerations"] = [unreachable]
     kubectl.apply(manifest, namespace)
     wait_running(kubectl, namespace, "lost-0-step0")
     cluster.stop_component("kubelet")
@@ -80,7 +78,7 @@ def test_a_stopped_kubelet_interrupts_its_phase_once_the_node_is_lost(
 
 
 def test_cut_kubelet_connections_just_before_the_report_still_give_the_report(
-    kubectl: Kubectl, namespace: str, real_operator: OperatorProcess
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
 ) -> None:
     script = "for i in $(seq 10 49); do echo line $i; done; sleep 6; " + REPORT % "tail kept"
     kubectl.apply(execution("cut", script), namespace)

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from devcluster import cluster, processes
-from devcluster.kubelet.kubelet_config import NODE_SELECTOR, TOLERATION
 from devcluster.kubelet.namespaces import KUBELET_SYSCTLS
 from devcluster.kubelet.paths import CGROUP_ROOT, NodePaths
 from devcluster.layout import (
@@ -45,7 +44,6 @@ def _pod(name: str, image: str, command: list[str]) -> Obj:
         "kind": "Pod",
         "metadata": {"name": name},
         "spec": {
-            **{"nodeSelector": NODE_SELECTOR, "tolerations": [TOLERATION]},
             "restartPolicy": "Never",
             "terminationGracePeriodSeconds": 1,
             "containers": [{"name": "main", "image": image, "command": command}],

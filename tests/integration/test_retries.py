@@ -19,6 +19,7 @@ from typing import Any
 from minio import Minio
 
 from devcluster.testing import Kubectl
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import OperatorProcess, phase_status, wait_finished
 from tests.integration.stored import stored_objects
 
@@ -39,7 +40,7 @@ def execution(name: str, script: str) -> dict[str, Any]:
             "phases": [
                 {
                     "name": "work",
-                    "image": "busybox",
+                    "image": BUSYBOX,
                     "prompt": "Do the work.",
                     "command": ["sh", "-c"],
                     "args": [script],

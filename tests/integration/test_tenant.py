@@ -41,8 +41,8 @@ from minio import Minio
 from devcluster.build import KUBERNETES_VERSION
 from devcluster.testing import Kubectl
 from tests.cluster_fixtures import every_s3_store
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (
-    ROOT_IMAGES_ALLOWED,
     OperatorProcess,
     phase_status,
     running,
@@ -73,7 +73,7 @@ def execution(name: str, script: str, **spec: Any) -> dict[str, Any]:
             "phases": [
                 {
                     "name": "work",
-                    "image": "busybox",
+                    "image": BUSYBOX,
                     "prompt": "Work.",
                     "command": ["sh", "-c"],
                     "args": [f'set -e; cd "$AGENTJOBS_OUTPUT_DIR"; {script}; {REPORT}'],
@@ -138,7 +138,7 @@ def operator_of_both(
         s3_env,
         namespace,
         tmp_path / "operator.log",
-        [*ROOT_IMAGES_ALLOWED, "--namespace", other_namespace],
+        ["--namespace", other_namespace],
     )
     yield from running(process)
 

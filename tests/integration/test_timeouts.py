@@ -1,4 +1,4 @@
-"""timeoutSeconds on the real local control plane and the process node (R15, R21).
+"""timeoutSeconds on the local control plane and its real node (R15, R21).
 
 Cases: an agent that ignores SIGTERM and runs past `timeoutSeconds: 5` ends its phase
 within 15 s as the timeout failure (failed, platform; terminal reason
@@ -19,6 +19,7 @@ from minio import Minio
 
 from agentjobs.logic import agent_timeout
 from devcluster.testing import Kubectl
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (
     OperatorProcess,
     phase_status,
@@ -50,7 +51,7 @@ def execution(name: str, script: str = STUBBORN, timeout: int = 5) -> dict[str, 
             "phases": [
                 {
                     "name": "slow",
-                    "image": "busybox",
+                    "image": BUSYBOX,
                     "prompt": "Take your time.",
                     "timeoutSeconds": timeout,
                     "command": ["sh", "-c", script],

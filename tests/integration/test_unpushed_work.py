@@ -1,13 +1,13 @@
 """Unpushed work kept from a failed phase, on the real local cluster (R52, issue 11).
 
-Case: an agent clones a bare origin the test made outside /workspace, makes
-two commits it does not push (the first touching .github/workflows/ci.yml)
-and exits 1. The failed phase keeps ``work/service/unpushed.patch`` and
-``work/service/workflow-changes.patch`` as artifacts titled "(kept from a
-failed phase)", stored beside output/ and recorded in the harvester's
-manifest, and the repository's fsmonitor, pager, external diff and textconv
-(set after its commits) never run; ``git am`` of the first on a fresh clone of the origin gives the
-same trees, messages and authors as the same script run here; the second
+Case: an agent clones an origin the test serves with `git daemon` on the node network, makes
+two commits it does not push (the first touching .github/workflows/ci.yml) and exits 1. The
+failed phase keeps ``work/service/unpushed.patch`` and ``work/service/workflow-changes.patch``
+as artifacts titled "(kept from a failed phase)", stored beside output/ and recorded in the
+harvester's manifest, and the repository's fsmonitor, pager, external diff and textconv (set
+after its commits to a script that calls the test back over HTTP) never run in the harvester;
+``git am`` of the first on a fresh clone of the origin gives the same trees, messages and
+authors as the same script run here; the second
 holds only the workflow file; the recovered last message names the branch
 and both patches (R31); `agentjobs artifacts --download` fetches the patches too
 (they are listed, not handed on). Runs on versitygw.
@@ -15,19 +15,28 @@ and both patches (R31); `agentjobs artifacts --download` fetches the patches too
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import subprocess
 import sys
-import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from minio import Minio
 
+from devcluster.layout import HOST_ADDRESS
 from devcluster.testing import Kubectl
-from tests.integration.operator_fixtures import OperatorProcess, phase_status, wait_finished
+from tests.integration.images import PYTHON_GIT
+from tests.integration.operator_fixtures import (
+    OperatorProcess,
+    free_port,
+    phase_status,
+    wait_finished,
+)
 from tests.integration.stored import BUCKET, stored_objects
 
 # Fixed identities and dates: the same script gives the same commits in the pod and here.
@@ -37,6 +46,9 @@ export GIT_AUTHOR_NAME="Ada Agent" GIT_AUTHOR_EMAIL=ada@example.com
 export GIT_COMMITTER_NAME="Ada Agent" GIT_COMMITTER_EMAIL=ada@example.com
 export GIT_AUTHOR_DATE="2026-12-01T10:00:00Z" GIT_COMMITTER_DATE="2026-12-01T10:00:00Z"
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+printf '#!/bin/sh\npython3 -c "import urllib.request; urllib.request.urlopen(\\"%s\\")"\ncat\n' \
+  "$CANARY" > "$TRAP"
+chmod 755 "$TRAP"
 git -c safe.directory='*' clone -q "$ORIGIN" service
 cd service
 mkdir -p .github/workflows
@@ -79,48 +91,83 @@ def git(directory: Path, *arguments: str) -> str:
     ).stdout
 
 
+class Canary:
+    """An HTTP endpoint on the node network that counts the requests it gets: the trap's call."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        canary = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                canary.calls += 1
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+        self._server = http.server.ThreadingHTTPServer((HOST_ADDRESS, 0), Handler)
+        self.url = f"http://{HOST_ADDRESS}:{self._server.server_address[1]}/sprung"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
 @pytest.fixture
-def origin() -> Iterator[Path]:
-    """A bare origin with one commit on main, readable by the pod's user (not in /tmp: the
-    pod has its own)."""
-    with tempfile.TemporaryDirectory(prefix="agentjobs-origin-", dir="/var/tmp") as directory:
-        top = Path(directory)
-        top.chmod(0o755)
-        seed = top / "seed"
-        seed.mkdir()
-        git(seed, "init", "-q", "-b", "main")
-        (seed / "README.md").write_text("service\n")
-        git(seed, "add", "-A")
-        git(
-            seed,
-            "-c",
-            "user.name=Seed",
-            "-c",
-            "user.email=seed@example.com",
-            "commit",
-            "-q",
-            "-m",
-            "Start",
-        )
-        git(top, "clone", "-q", "--bare", str(seed), str(top / "origin.git"))
-        (top / "sprung").mkdir()
-        (top / "trap.sh").write_text(f'#!/bin/sh\ntouch {top}/sprung/"$$"\ncat\n')
-        subprocess.run(["chmod", "-R", "a+rX", str(top)], check=True)
-        (top / "trap.sh").chmod(0o755)
-        (top / "sprung").chmod(0o1777)
-        yield top / "origin.git"
+def canary() -> Iterator[Canary]:
+    served = Canary()
+    yield served
+    served.close()
 
 
-def trap(origin: Path) -> Path:
-    return origin.parent / "trap.sh"
+@pytest.fixture
+def origin(tmp_path: Path) -> Iterator[str]:
+    """The URL of a repository with one commit on main, served read-only by `git daemon` on
+    the host's address on the node network, where the pod reaches it."""
+    top = tmp_path / "served"
+    seed = top / "seed"
+    seed.mkdir(parents=True)
+    git(seed, "init", "-q", "-b", "main")
+    (seed / "README.md").write_text("service\n")
+    git(seed, "add", "-A")
+    git(
+        seed,
+        "-c",
+        "user.name=Seed",
+        "-c",
+        "user.email=seed@example.com",
+        "commit",
+        "-q",
+        "-m",
+        "Start",
+    )
+    git(top, "clone", "-q", "--bare", str(seed), str(top / "origin.git"))
+    port = free_port()
+    daemon = subprocess.Popen(
+        [
+            "git", "daemon", "--reuseaddr", "--export-all", f"--base-path={top}",
+            f"--listen={HOST_ADDRESS}", f"--port={port}", str(top),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"git://{HOST_ADDRESS}:{port}/origin.git"
+    try:
+        deadline = time.monotonic() + 10
+        while subprocess.run(["git", "ls-remote", url], capture_output=True).returncode:
+            assert time.monotonic() < deadline, "git daemon did not serve the origin"
+            time.sleep(0.1)
+        yield url
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=10)
 
 
-def sprung(origin: Path) -> list[Path]:
-    """Each run of the trap the agent's git config names."""
-    return list((origin.parent / "sprung").iterdir())
-
-
-def execution(origin: Path) -> str:
+def execution(origin: str, canary: Canary) -> str:
     return json.dumps(
         {
             "apiVersion": "agentjobs.io/v1alpha1",
@@ -130,12 +177,13 @@ def execution(origin: Path) -> str:
                 "phases": [
                     {
                         "name": "fix",
-                        "image": "busybox",
+                        "image": PYTHON_GIT,
                         "prompt": "Add CI and a retry counter, then push.",
                         "command": ["sh", "-c", AGENT],
                         "env": [
-                            {"name": "ORIGIN", "value": str(origin)},
-                            {"name": "TRAP", "value": str(trap(origin))},
+                            {"name": "ORIGIN", "value": origin},
+                            {"name": "TRAP", "value": "/workspace/trap.sh"},
+                            {"name": "CANARY", "value": canary.url},
                         ],
                     }
                 ]
@@ -154,13 +202,14 @@ def test_a_failed_phase_keeps_its_unpushed_commits_as_patches_that_git_am_replay
     operator: OperatorProcess,
     s3: Minio,
     s3_env: dict[str, str],
-    origin: Path,
+    origin: str,
+    canary: Canary,
     tmp_path: Path,
 ) -> None:
-    kubectl.run("apply", "-n", namespace, "-f", "-", input=execution(origin))
+    kubectl.run("apply", "-n", namespace, "-f", "-", input=execution(origin, canary))
     status = wait_finished(kubectl, namespace, "unpushed", timeout=120)
     assert (status["status"], status["deliverableProduced"]) == ("failed", True)
-    assert sprung(origin) == []  # the harvester's git ran nothing the repository configures
+    assert canary.calls == 0  # the harvester's git ran nothing the repository configures
     phase = phase_status(kubectl, namespace, "unpushed-0-fix")
     root = f"namespaces/{namespace}/executions/unpushed/0-fix/attempt-1"
     artifacts = {artifact["path"]: artifact for artifact in phase["artifacts"]}
@@ -195,8 +244,9 @@ def test_a_failed_phase_keeps_its_unpushed_commits_as_patches_that_git_am_replay
         env={
             "PATH": os.environ["PATH"],
             "HOME": str(tmp_path),
-            "ORIGIN": str(origin),
-            "TRAP": str(trap(origin)),
+            "ORIGIN": origin,
+            "TRAP": str(tmp_path / "trap.sh"),
+            "CANARY": canary.url,
         },
         capture_output=True,
         check=False,
@@ -204,13 +254,13 @@ def test_a_failed_phase_keeps_its_unpushed_commits_as_patches_that_git_am_replay
     made = expected / "service"
     assert record["head"] == git(made, "rev-parse", "HEAD").strip()
     replay = tmp_path / "replay"
-    git(tmp_path, "clone", "-q", str(origin), str(replay))
+    git(tmp_path, "clone", "-q", origin, str(replay))
     (tmp_path / "unpushed.patch").write_bytes(unpushed)
     git(replay, "am", "-q", str(tmp_path / "unpushed.patch"))
     assert history(replay) == history(made)
     assert git(replay, "rev-parse", "HEAD^{tree}") == git(made, "rev-parse", "HEAD^{tree}")
     git(made, "diff", "HEAD~1")  # the trap is armed: plain git in that repository springs it
-    assert sprung(origin) != []
+    assert canary.calls > 0
     text = workflow.decode()
     assert text.count("\nSubject: ") == 1 and "Run the tests in CI" in text
     assert "a/.github/workflows/ci.yml" in text

@@ -26,8 +26,8 @@ from minio import Minio
 
 from devcluster.demo_diagnosis import where_it_stands
 from devcluster.testing import Kubectl
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (
-    ROOT_IMAGES_ALLOWED,
     OperatorProcess,
 )
 from tests.integration.stored import BUCKET
@@ -48,7 +48,7 @@ def _execution(name: str) -> dict[str, Any]:
             "phases": [
                 {
                     "name": "work",
-                    "image": "busybox",
+                    "image": BUSYBOX,
                     "prompt": "Write a result.",
                     "command": ["sh", "-c", SUCCEEDS],
                 }
@@ -117,7 +117,7 @@ def test_r61_a_harvester_that_cannot_start_ends_its_phase_with_the_nodes_words(
     failures: str,
     within: float,
 ) -> None:
-    flags = [*ROOT_IMAGES_ALLOWED, "--image", "busybox", "--pending-timeout", str(pending_timeout)]
+    flags = ["--image", BUSYBOX, "--pending-timeout", str(pending_timeout)]
     operator = OperatorProcess(s3_env, namespace, tmp_path / "operator.log", flags)
     operator.start()
     try:
@@ -160,7 +160,7 @@ def test_r61_a_fetcher_that_fails_ends_its_phase_at_once_with_its_own_error(
             "executionName": "tampered",
             "index": 1,
             "name": "use",
-            "image": "busybox",
+            "image": BUSYBOX,
             "prompt": "Use your inputs.",
             "command": ["sh", "-c", SUCCEEDS],
             "inputs": {

@@ -32,8 +32,8 @@ import pytest
 from aiohttp import web
 
 from devcluster.testing import Kubectl
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (
-    ROOT_IMAGES_ALLOWED,
     OperatorProcess,
     free_port,
     running,
@@ -120,7 +120,6 @@ def webhook_operator(
         namespace,
         tmp_path / "operator.log",
         [
-            *ROOT_IMAGES_ALLOWED,
             f"--webhook-allow=http://127.0.0.1:{receivers[0].port}/*",
             f"--webhook-secret-name={SECRET_NAME}",
             "--webhook-backoff-seconds=1",
@@ -139,7 +138,7 @@ def execution(name: str, *notify: dict[str, Any]) -> dict[str, Any]:
             "phases": [
                 {
                     "name": "write",
-                    "image": "busybox",
+                    "image": BUSYBOX,
                     "prompt": "Write it.",
                     "command": ["sh", "-c"],
                     "args": [

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from devcluster.testing import DevCluster, Kubectl
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import wait_for
 from tests.integration.test_admission_policy import rendered_policy, secret_env
 from tests.security.conftest import TENANT_ACCOUNT, Tenant
@@ -33,9 +34,9 @@ def policy(local_cluster: DevCluster, kubectl: Kubectl, tenant: Tenant) -> Itera
 
 
 def graded_execution(where: str, grader: dict[str, Any]) -> dict[str, Any]:
-    outcome = {"outcome": {"rubric": "Graded.", "grader": {"image": "busybox", **grader}}}
+    outcome = {"outcome": {"rubric": "Graded.", "grader": {"image": BUSYBOX, **grader}}}
     phase = {"name": "draft", "prompt": "Write it.", **(outcome if where == "phase" else {})}
-    defaults = {"image": "busybox", **(outcome if where == "defaults" else {})}
+    defaults = {"image": BUSYBOX, **(outcome if where == "defaults" else {})}
     return {
         "apiVersion": "agentjobs.io/v1alpha1",
         "kind": "Execution",

@@ -17,8 +17,8 @@ import pytest
 from minio import Minio
 
 from tests.cluster_fixtures import every_s3_store
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (
-    ROOT_IMAGES_ALLOWED,
     OperatorProcess,
     phase_status,
     wait_finished,
@@ -43,7 +43,7 @@ def execution(name: str, bucket: str) -> dict[str, Any]:
             "phases": [
                 {
                     "name": "work",
-                    "image": "busybox",
+                    "image": BUSYBOX,
                     "prompt": "Work.",
                     "command": ["sh", "-c"],
                     "args": [f'set -e; cd "$AGENTJOBS_OUTPUT_DIR"; echo hi > out.txt; {REPORT}'],
@@ -75,7 +75,7 @@ def test_a_pattern_never_makes_the_operator_create_a_bucket(
         s3_env,
         tenant.namespace,
         tmp_path / "operator.log",
-        [*ROOT_IMAGES_ALLOWED, f"--allowed-bucket={prefix}-*"],
+        [f"--allowed-bucket={prefix}-*"],
     )
     operator.start()
     try:

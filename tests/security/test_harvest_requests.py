@@ -27,6 +27,7 @@ from agentjobs.models import presign
 from agentjobs.models.storage import ArtifactManifest, ObjectLocation
 from agentjobs.sidecars import harvester
 from devcluster.testing import Kubectl
+from tests.integration.images import BUSYBOX
 
 pytestmark = pytest.mark.integration
 FILES = 1000
@@ -40,7 +41,7 @@ def phase(kubectl: Kubectl, namespace: str) -> str:
         "apiVersion": "agentjobs.io/v1alpha1",
         "kind": "Phase",
         "metadata": {"name": "big-0-work"},
-        "spec": {"executionName": "big", "index": 0, "name": "work", "image": "busybox",
+        "spec": {"executionName": "big", "index": 0, "name": "work", "image": BUSYBOX,
                  "prompt": "Write."},
     }  # fmt: skip
     kubectl.run("apply", "-n", namespace, "-f", "-", input=json.dumps(body))

@@ -27,8 +27,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from devcluster.testing import Kubectl
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (
-    ROOT_IMAGES_ALLOWED,
     OperatorProcess,
     free_port,
     wait_finished,
@@ -92,7 +92,7 @@ def execution(name: str, transcript_format: str, transcript: str) -> dict[str, A
             "phases": [
                 {
                     "name": PHASE,
-                    "image": "busybox",
+                    "image": BUSYBOX,
                     "prompt": "Print your transcript.",
                     "command": ["sh", "-c"],
                     "args": [script],
@@ -123,7 +123,7 @@ def metered(
         s3_env,
         namespace,
         tmp_path / "operator.log",
-        [*ROOT_IMAGES_ALLOWED, f"--metrics-port={port}"],
+        [f"--metrics-port={port}"],
     )
     process.start()
     yield process, port

@@ -36,6 +36,7 @@ from agentjobs.models.contract import SystemFailure
 from agentjobs.models.kubernetes import KeySelector
 from devcluster.testing import DevCluster, Kubectl
 from tests.integration import namespace_policy
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import REPO, OperatorProcess, wait_finished, wait_for
 from tests.security.conftest import Tenant, Victim, leaks
 
@@ -108,7 +109,7 @@ def test_traversal_names_in_every_field_are_refused_by_the_api_server(
     secret, label = f"../../{victim.namespace}/secrets/canary", f"../{victim.namespace}"
     phase = {
         "name": "work",
-        "image": "busybox",
+        "image": BUSYBOX,
         "promptFrom": {"configMapKeyRef": {"name": secret, "key": "value"}},
         **_settings(secret, label),
     }
@@ -243,7 +244,7 @@ def test_a_refused_phase_fails_its_execution_once_with_the_refusals_words(
         "apiVersion": "agentjobs.io/v1alpha1",
         "kind": "Execution",
         "metadata": {"name": "refused"},
-        "spec": {"phases": [{"name": "work", "image": "busybox", "prompt": "Work."}]},
+        "spec": {"phases": [{"name": "work", "image": BUSYBOX, "prompt": "Work."}]},
     }
     tenant.kubectl.run("create", "-n", tenant.namespace, "-f", "-", input=json.dumps(execution))
     status = wait_finished(tenant.kubectl, tenant.namespace, "refused", timeout=30)
@@ -272,7 +273,7 @@ def test_names_that_read_alike_and_dotted_names_at_the_limit_all_run(
             "apiVersion": "agentjobs.io/v1alpha1",
             "kind": "Execution",
             "metadata": {"name": name},
-            "spec": {"phases": [{"name": phase, "image": "busybox", "prompt": "Work.",
+            "spec": {"phases": [{"name": phase, "image": BUSYBOX, "prompt": "Work.",
                                  "command": ["sh", "-c"], "args": [REPORT]}]},
         }  # fmt: skip
         tenant.kubectl.run("create", "-n", tenant.namespace, "-f", "-", input=json.dumps(execution))

@@ -30,8 +30,8 @@ import pytest
 from minio import Minio
 
 from devcluster.testing import Kubectl
+from tests.integration.images import PYTHON_GIT
 from tests.integration.operator_fixtures import (
-    ROOT_IMAGES_ALLOWED,
     OperatorProcess,
     phase_status,
     wait_finished,
@@ -97,7 +97,7 @@ def execution(name: str, script: str, **phase: Any) -> dict[str, Any]:
             "phases": [
                 {
                     "name": "p",
-                    "image": "busybox",
+                    "image": PYTHON_GIT,
                     "command": ["sh", "-c"],
                     "args": [script],
                     "prompt": "Do the work.",
@@ -118,7 +118,7 @@ def small_transcripts(
     s3_env: dict[str, str], crds: None, namespace: str, tmp_path: Path
 ) -> Iterator[OperatorProcess]:
     """The operator for the test's namespace, storing at most 1 MiB of each transcript."""
-    flags = [*ROOT_IMAGES_ALLOWED, f"--max-transcript-bytes={TRANSCRIPT_CAP}"]
+    flags = [f"--max-transcript-bytes={TRANSCRIPT_CAP}"]
     process = OperatorProcess(s3_env, namespace, tmp_path / "operator.log", flags)
     process.start()
     yield process

@@ -24,8 +24,8 @@ import pytest
 from aiohttp import web
 
 from devcluster.testing import Kubectl
+from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (
-    ROOT_IMAGES_ALLOWED,
     OperatorProcess,
     free_port,
     wait_finished,
@@ -88,7 +88,7 @@ def execution(port: int) -> dict[str, Any]:
             "phases": [
                 {
                     "name": "work",
-                    "image": "busybox",
+                    "image": BUSYBOX,
                     "prompt": "Work.",
                     "command": ["sh", "-c"],
                     "args": [
@@ -119,7 +119,6 @@ def test_embedded_metadata_and_unnamed_loopback_are_never_called_and_bodies_neve
         tenant.namespace,
         tmp_path / "operator.log",
         [
-            *ROOT_IMAGES_ALLOWED,
             "--webhook-allow=http://*:*/*",
             "--webhook-allow=http://*/*",
             f"--webhook-allow=http://127.0.0.1:{receiver.port}/named",

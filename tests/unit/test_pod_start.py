@@ -229,6 +229,22 @@ def trouble_of(subject: dict[str, Any]) -> Trouble:
             "the last time with RunContainerError: failed to create task: exec format error",
         ),
         (
+            # As a real kubelet shows it just after the third failed start.
+            pod(
+                None,
+                status(
+                    "harvester",
+                    waiting("RunContainerError", START_ERROR["message"]),
+                    restartCount=2,
+                    lastState={"terminated": START_ERROR},
+                ),
+            ),
+            Ends.NOW,
+            FailureKind.CONFIG,
+            "CrashLoopBackOff",
+            "failed 3 times before the agent started, the last time with exit code 128",
+        ),
+        (
             pod(
                 None,
                 status("harvester", {"running": {}}),

@@ -227,8 +227,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="the address to serve it on, held by this process alone: a port already taken "
         "stops the operator (default: "
-        f"{CredentialsEndpoint.host}:{CredentialsEndpoint.port}, a free port on loopback, right "
-        "where phase pods run as local processes)",
+        f"{CredentialsEndpoint.host}:{CredentialsEndpoint.port}, a free port on loopback; an "
+        "operator outside the cluster needs an address its pods reach)",
     )
     credentials.add_argument(
         "--credentials-url",

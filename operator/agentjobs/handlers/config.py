@@ -29,8 +29,8 @@ class CredentialsEndpoint:
 
     ``host`` and ``port`` are where it listens, alone (port 0: any free port, which a restart
     would not get again; a port another process holds stops the operator from starting);
-    ``url`` the URL pods use (None: ``https://<host>:<bound port>``, right where pods are local
-    processes);
+    ``url`` the URL pods use (None: ``https://<host>:<bound port>``, so an operator outside the
+    cluster listens on an address its pods reach, such as the node network's gateway);
     without ``tls_cert`` and ``tls_key`` the certificate is derived from the operator's
     secret, and clients trust ``tls_ca`` (default: the certificate itself).
     """

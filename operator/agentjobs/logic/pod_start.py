@@ -203,7 +203,9 @@ def _trouble(status: dict[str, Any], main: str, *, restarted: bool, init: bool) 
     if restarted and (reason in (CRASH_LOOP, "RunContainerError") or _failed(ended)):
         failures = int(status.get("restartCount") or 0) + 1
         cause = ended or last or {"reason": reason, "message": waiting.get("message")}
-        code = "RunContainerError" if reason == "RunContainerError" else CRASH_LOOP
+        # The kubelet says RunContainerError right after each failed start and CrashLoopBackOff
+        # while it backs off: once a start has failed, the same pod gives the same code.
+        code = CRASH_LOOP if ended or last or reason == CRASH_LOOP else "RunContainerError"
         ends = Ends.NOW if failures >= FAILURES_BEFORE_GIVING_UP else Ends.AT_TIMEOUT
         times = "once" if failures == 1 else f"{failures} times"
         message = f"the {name} container failed {times} before the {main} started, {_exit(cause)}"
@@ -215,8 +217,8 @@ def _trouble(status: dict[str, Any], main: str, *, restarted: bool, init: bool) 
 
 
 def _with_pull_error(backoff: Trouble, earlier: Trouble | None) -> Trouble:
-    """The pull error behind a back-off, when it was seen: kubelets before 1.31 (and the
-    process node) say only "Back-off pulling image" there."""
+    """The pull error behind a back-off, when it was seen: kubelets before 1.31 say only
+    "Back-off pulling image" there."""
     if earlier is None or earlier.container != backoff.container:
         return backoff
     return earlier if earlier.code == "ErrImagePull" else backoff

@@ -67,7 +67,7 @@ def test_pods_get_a_masqueraded_bridge_outside_the_service_and_host_ranges() -> 
     assert bridge["ipam"]["ranges"] == [[{"subnet": "10.88.0.0/24"}]]
 
 
-def test_the_kubelet_takes_cgroup_v1_on_a_cgroup_root_of_ours_tainted_and_labelled(
+def test_the_kubelet_takes_cgroup_v1_on_a_cgroup_root_of_ours_and_any_pod(
     layout: Layout, paths: NodePaths
 ) -> None:
     config = kubelet_config.configuration(layout, paths)
@@ -75,10 +75,9 @@ def test_the_kubelet_takes_cgroup_v1_on_a_cgroup_root_of_ours_tainted_and_labell
 
     assert (config["failCgroupV1"], config["cgroupDriver"]) == (False, "cgroupfs")
     assert config["cgroupRoot"] == f"/{CGROUP_ROOT}"
-    assert config["registerWithTaints"] == [
-        {"key": "agentjobs.io/real-node", "value": "true", "effect": "NoSchedule"}
-    ]
-    assert "--node-labels=agentjobs.io/real-node=true" in argv
+    # The cluster's one node: no taint or label keeps a pod off it.
+    assert "registerWithTaints" not in config
+    assert not [a for a in argv if a.startswith(("--node-labels", "--register-with-taints"))]
     assert "--hostname-override=devkubelet" in argv
     assert f"--node-ip={NODE_ADDRESS}" in argv
     assert config["authentication"]["webhook"] == {"enabled": True}
