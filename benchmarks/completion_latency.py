@@ -1,16 +1,17 @@
-"""Time from an agent container's termination to ``Finished`` on its Execution.
+"""Time from a pod's creation to its container's start, and from the agent container's
+termination to ``Finished`` on its Execution, on the local cluster's real node.
 
 Applies N trivial one-phase Executions (default 50) to the running local
 cluster (``python -m devcluster up``) with the operator started by this
 script, then N plain Kubernetes Jobs running the same command, and prints
-the median and p95 of the time from the container's termination to the
-Execution's ``Finished`` condition, beside the same for the Jobs' ``Complete``
-condition, as ratios, in one run.
+the median and p95 of both times, beside the same for the Jobs' pods and
+their ``Complete`` condition, as ratios, in one run.
 
-Both ends are observed by one watch client in this process: a pod's
-termination when its status first shows the container terminated, an
-Execution or Job's end when its condition first turns true. API timestamps
-are not used: Kubernetes keeps them to the second.
+Every moment is observed by one watch client in this process: a pod's creation
+when it is first seen, its start when its status first shows a container
+running or terminated, its termination when its status first shows the first
+container terminated, an Execution or Job's end when its condition first turns
+true. API timestamps are not used: Kubernetes keeps them to the second.
 
     python benchmarks/completion_latency.py [--count 50] [--spacing 1.0]
 """
@@ -45,16 +46,23 @@ class Observer:
     """Reception times of pod terminations and of finished Executions and Jobs."""
 
     def __init__(self) -> None:
-        self.terminated: dict[str, float] = {}  # by owner name (execution or job)
+        # By owner name (execution or job).
+        self.created: dict[str, float] = {}
+        self.started: dict[str, float] = {}
+        self.terminated: dict[str, float] = {}
         self.finished: dict[str, float] = {}
 
     def pod(self, pod: Any) -> None:
         owner = (pod.metadata.labels or {}).get("agentjobs.io/execution") or (
             pod.metadata.labels or {}
         ).get("job-name")
+        now = time.monotonic()
+        self.created.setdefault(owner, now)
         for status in pod.status.container_statuses or []:
-            if status.state and status.state.terminated and owner not in self.terminated:
-                self.terminated[owner] = time.monotonic()
+            if status.state and (status.state.running or status.state.terminated):
+                self.started.setdefault(owner, now)
+            if status.state and status.state.terminated:
+                self.terminated.setdefault(owner, now)
 
     def conditions(self, name: str, conditions: list[Any], wanted: str) -> None:
         for condition in conditions or []:
@@ -99,6 +107,10 @@ def job(name: str) -> dict[str, Any]:
 
 def latencies(observer: Observer, names: list[str]) -> list[float]:
     return [observer.finished[n] - observer.terminated[n] for n in names]
+
+
+def start_latencies(observer: Observer, names: list[str]) -> list[float]:
+    return [observer.started[n] - observer.created[n] for n in names]
 
 
 def summary(values: list[float]) -> tuple[float, float]:
@@ -192,6 +204,15 @@ async def main(count: int, spacing: float) -> None:
         operator.wait()
         await core.delete_namespace(namespace)
         await api.close()
+    print(f"{count} one-phase Executions and {count} Jobs, pod created -> container started")
+    ex_median, ex_p95 = summary(start_latencies(observer, executions))
+    job_median, job_p95 = summary(start_latencies(observer, jobs))
+    print(f"Execution's pod:    median {ex_median * 1000:6.0f} ms   p95 {ex_p95 * 1000:6.0f} ms")
+    print(f"Job's pod:          median {job_median * 1000:6.0f} ms   p95 {job_p95 * 1000:6.0f} ms")
+    print(
+        f"ratio (Execution / Job): median {ex_median / job_median:.2f}x   "
+        f"p95 {ex_p95 / job_p95:.2f}x"
+    )
     ex_median, ex_p95 = summary(latencies(observer, executions))
     job_median, job_p95 = summary(latencies(observer, jobs))
     print(f"{count} one-phase Executions and {count} Jobs, container terminated -> finished")

@@ -86,6 +86,14 @@ LEAVES = (
     Leaf("controller-manager", "system:kube-controller-manager"),
     Leaf("scheduler", "system:kube-scheduler"),
     Leaf("apiserver-kubelet-client", "kube-apiserver-kubelet-client", "system:masters"),
+    # The simulated nodes' log endpoint (devcluster.kwok_logs), on loopback.
+    Leaf(
+        "kwok-serving",
+        "kwok-logs",
+        server=True,
+        dns_names=("localhost",),
+        ip_addresses=(LOOPBACK,),
+    ),
     # The node (devcluster.kubelet): the kubelet's client and serving certificates, and
     # kube-proxy's client, the user the built-in system:node-proxier role is bound to.
     Leaf("kubelet", f"system:node:{REAL_NODE_NAME}", "system:nodes"),
@@ -103,7 +111,7 @@ LEAVES = (
 )
 # Kubeconfig files written next to the state directory, by the client certificate they use.
 KUBECONFIG_CLIENTS = (
-    "admin", "controller-manager", "scheduler", "node", "kubelet", "kube-proxy", "coredns"
+    "admin", "controller-manager", "scheduler", "kubelet", "kube-proxy", "coredns"
 )  # fmt: skip
 
 
