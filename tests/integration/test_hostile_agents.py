@@ -202,7 +202,7 @@ done
         ),
         (
             "private",
-            "echo not yours > private.txt; chown 12345:12345 private.txt; chmod 600 private.txt",
+            "echo not yours > private.txt; chmod 000 private.txt",
             "private.txt",
             "unreadable (permission denied)",
         ),

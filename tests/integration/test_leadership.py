@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from agentjobs.logic import lease
+from devcluster.layout import HOST_ADDRESS
 from devcluster.testing import DevCluster, Kubectl
 from tests.integration.operator_fixtures import (
     CREDENTIALS_LISTEN,
@@ -72,12 +73,15 @@ def replicas(
     # front of both, whose URL the pods get from either.
     ports = [free_port(), free_port()]
     service = Service(ports)
-    url = f"--credentials-url=https://127.0.0.1:{service.port}"
+    url = f"--credentials-url=https://{HOST_ADDRESS}:{service.port}"
     flags = ["--leader-election", LEASE, url]
     leader_log = tmp_path / "leader.log"
     leader, follower = (
         OperatorProcess(
-            local_cluster.env, namespace, log, [*flags, f"{CREDENTIALS_LISTEN}=127.0.0.1:{port}"]
+            local_cluster.env,
+            namespace,
+            log,
+            [*flags, f"{CREDENTIALS_LISTEN}={HOST_ADDRESS}:{port}"],
         )
         for log, port in zip((leader_log, tmp_path / "follower.log"), ports, strict=True)
     )

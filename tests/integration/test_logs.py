@@ -1,7 +1,7 @@
 """`agentjobs logs` on the local cluster: a phase's transcript outlives its pod, byte for byte.
 
 A real `agentjobs run` with storage runs a one-phase Execution whose agent
-prints bytes a text pipeline would mangle (a carriage return, a byte that is
+prints bytes a text pipeline would mangle (a carriage return mid-line, a byte that is
 not UTF-8, a tab); its pod is then deleted, and `agentjobs logs` prints from
 storage exactly what `kubectl logs` printed while the pod was there.
 """
@@ -31,7 +31,7 @@ def test_a_deleted_pods_transcript_is_printed_byte_for_byte(
     kubectl: Kubectl, namespace: str, operator: OperatorProcess, s3_env: dict[str, str]
 ) -> None:
     script = (
-        r"printf 'first line\r\nnot utf-8: \377\376 and a\ttab\n'; "
+        r"printf 'first\rline\nnot utf-8: \377\376 and a\ttab\n'; "
         'echo "# Notes" > "$AGENTJOBS_OUTPUT_DIR/notes.md"; '
         f"echo 'TASK_RESULT: {json.dumps(REPORT)}'; echo TASK_RESULT_END"
     )
@@ -64,7 +64,7 @@ def test_a_deleted_pods_transcript_is_printed_byte_for_byte(
         check=True,
         timeout=60,
     ).stdout
-    assert shown.startswith(b"first line\r\nnot utf-8: \xff\xfe and a\ttab\n")
+    assert shown.startswith(b"first\rline\nnot utf-8: \xff\xfe and a\ttab\n")
     (record,) = phase_status(kubectl, namespace, "odd-bytes-0-write")["attempts"]
     assert record["transcript"]["size"] == len(shown)
 

@@ -2,8 +2,9 @@
 
 - A kubelet stopped mid-run (SIGTERM to the process; its containers live on under
   containerd, as on a node whose kubelet died): the node lifecycle controller marks the node
-  unreachable and taints it, the taint eviction controller deletes the pod once its
-  toleration runs out, and the phase is interrupted without waiting out the pod's grace.
+  unreachable and taints it (a Ready kwok node beside it keeps the zone from counting as
+  wholly lost), the taint eviction controller deletes the pod once its toleration runs out,
+  and the phase is interrupted without waiting out the pod's grace.
 - The API server's connections to the kubelet cut (`ss -K`, as a network fault or a kubelet
   restart would) while the agent's log is followed, just before its report: the report is
   still read.
@@ -66,6 +67,9 @@ def test_a_stopped_kubelet_interrupts_its_phase_once_the_node_is_lost(
         "tolerationSeconds": UNREACHABLE_SECONDS,
     }
     manifest["spec"]["defaults"]["tolerations"] = [unreachable]
+    # A second node that stays Ready (a kwok one): with every node of the zone lost, the node
+    # lifecycle controller assumes its own network is cut and evicts nothing.
+    cluster.up_simulated_nodes()
     kubectl.apply(manifest, namespace)
     wait_running(kubectl, namespace, "lost-0-step0")
     cluster.stop_component("kubelet")

@@ -1,7 +1,7 @@
 """timeoutSeconds on the local control plane and its real node (R15, R21).
 
 Cases: an agent that ignores SIGTERM and runs past `timeoutSeconds: 5` ends its phase
-within 15 s as the timeout failure (failed, platform; terminal reason
+within 20 s of its apply as the timeout failure (failed, platform; terminal reason
 DeadlineExceeded), stopped by the kubelet's liveness probe with the short grace
 instead of the pod's: without storage, and with storage, where the harvester keeps
 the pod's 3600 s grace and the output written before the timeout is stored; an
@@ -72,7 +72,7 @@ def run_to_timeout(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any
     status = wait_finished(kubectl, namespace, name, timeout=40)
     elapsed = time.monotonic() - begun
     print(f"{name}: the phase ended {elapsed:.1f} s after it was applied")
-    assert elapsed <= 15, f"the phase took {elapsed:.1f} s to end"
+    assert elapsed <= 20, f"the phase took {elapsed:.1f} s to end"
     assert (status["status"], status["failureClassification"]) == ("failed", "platform")
     phase = phase_status(kubectl, namespace, f"{name}-0-slow")
     outcome = phase["taskOutcome"]

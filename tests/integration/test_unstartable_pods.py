@@ -6,7 +6,7 @@ Real mechanisms: the operator's sidecar image is `busybox`, which has no `harves
 node cannot start the harvester (StartError, restarted with the node's back-off); and a
 hand-made Phase whose inputs manifest does not match its SHA-256, so the fetcher exits 1
 saying so. Cases: the crash-looping harvester ends its phase at its third failure, long
-before a 120 s pending timeout, and at a 4 s pending timeout after its first, the phase's
+before a 120 s pending timeout, and at a 4 s pending timeout before its third, the phase's
 Running condition saying meanwhile what stands in the way; the failed fetcher ends its
 phase at once with the fetcher's own error (its log tail, FallbackToLogsOnError). Each
 failure is the phase's error, its blocker and a Warning Event on the Phase.
@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -104,7 +105,8 @@ def _events_eventually(kubectl: Kubectl, namespace: str, phase: str, words: str)
 
 @pytest.mark.parametrize(
     ("pending_timeout", "failures", "within"),
-    [(120, "failed 3 times", 90.0), (4, "failed once", 25.0)],
+    # The kubelet's back-off starts at 1 s: by a 4 s timeout it may have tried once or twice.
+    [(120, "failed 3 times", 90.0), (4, "failed (once|2 times)", 25.0)],
     ids=["third-failure", "pending-timeout"],
 )
 def test_r61_a_harvester_that_cannot_start_ends_its_phase_with_the_nodes_words(
@@ -131,7 +133,7 @@ def test_r61_a_harvester_that_cannot_start_ends_its_phase_with_the_nodes_words(
     outcome = status["taskOutcome"]
     assert outcome["terminalReason"] == "CrashLoopBackOff", outcome
     message = outcome["summary"]
-    assert message.startswith(f"the harvester container {failures} before the agent started")
+    assert re.match(f"the harvester container {failures} before the agent started", message)
     assert "harvest" in message.split("(StartError)", 1)[1], message  # what could not start
     assert outcome["blockers"][0]["message"] == message
     if pending_timeout > 4:  # long enough a wait to be seen
