@@ -90,14 +90,6 @@ RECIPES: tuple[Recipe, ...] = (
     BUSYBOX_UID_12345,
     PYTHON_GIT,
 )
-# What the node imports into its containerd: the sandbox, and what pods run.
-NODE_IMAGES: tuple[Recipe, ...] = (
-    PAUSE,
-    BUSYBOX,
-    PYTHON,
-    OPERATOR,
-    EXAMPLE_AGENT,
-    BUSYBOX_NONROOT,
-    BUSYBOX_UID_12345,
-    PYTHON_GIT,
-)
+# What the node imports into its containerd: every image but the Debian base, which only
+# the other images are built on.
+NODE_IMAGES: tuple[Recipe, ...] = tuple(recipe for recipe in RECIPES if recipe is not DEBIAN)
