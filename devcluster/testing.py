@@ -5,7 +5,7 @@ The faults are made on the real components, plain functions (each takes an optio
 
 - `cut_kubelet_connections()`: every TCP connection to the kubelet's port is destroyed
   (`ss -K`), as a network fault would: the API server's proxied log streams, exec and
-  port-forwards break; containers run on. Returns how many were cut.
+  port-forwards break; containers run on. Returns the connections cut, as `ss` lists them.
 - `stop_kubelet()` / `start_kubelet()`: the kubelet process stopped (its containers live on
   under containerd, as on a node whose kubelet died) and started again, waiting until the
   node is Ready.
@@ -80,13 +80,13 @@ class Kubectl:
         self.run("apply", "-n", namespace, "-f", "-", input=json.dumps(manifest))
 
 
-def cut_kubelet_connections() -> int:
+def cut_kubelet_connections() -> list[str]:
     # `ss -K` needs the kernel's sock_destroy; `ss` prints each connection it closed.
     killed = subprocess.run(
         ["ss", "-K", "-tnH", "dst", NODE_ADDRESS, "dport", "=", f":{NODE_PORT}"],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
-    return len(killed.splitlines())
+    return killed.splitlines()
 
 
 def stop_kubelet(layout: Layout | None = None) -> None:

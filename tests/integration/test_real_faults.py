@@ -12,11 +12,10 @@
 
 from __future__ import annotations
 
-import subprocess
 import time
 from typing import Any
 
-from devcluster import cluster
+from devcluster import cluster, testing
 from devcluster.layout import NODE_ADDRESS, NODE_PORT
 from devcluster.testing import Kubectl
 from tests.integration.images import AGENT_IMAGE
@@ -72,11 +71,11 @@ def test_a_stopped_kubelet_interrupts_its_phase_once_the_node_is_lost(
     cluster.up_simulated_nodes()
     kubectl.apply(manifest, namespace)
     wait_running(kubectl, namespace, "lost-0-step0")
-    cluster.stop_component("kubelet")
+    testing.stop_kubelet()
     try:
         status = wait_finished(kubectl, namespace, "lost", timeout=120)
     finally:
-        cluster.start_component("kubelet")
+        testing.start_kubelet()
     assert status["status"] == "interrupted", status
     assert status["taskOutcome"]["terminalReason"] == "DeletionByTaintManager"
 
@@ -95,12 +94,9 @@ def test_cut_kubelet_connections_just_before_the_report_still_give_the_report(
         what="the lines before the report",
     )
     time.sleep(1)
-    killed = subprocess.run(
-        ["ss", "-K", "-tn", "dst", NODE_ADDRESS, "dport", "=", f":{NODE_PORT}"],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+    killed = testing.cut_kubelet_connections()
     # The operator's follow stream was one of them: the API server proxies it to the kubelet.
-    assert f"{NODE_ADDRESS}:{NODE_PORT}" in killed
+    assert any(f"{NODE_ADDRESS}:{NODE_PORT}" in line for line in killed)
     status = wait_finished(kubectl, namespace, "cut", timeout=120)
     phase = phase_status(kubectl, namespace, "cut-0-step0")
     assert (status["status"], phase["report"]["comments"]) == ("completed", "tail kept")
