@@ -37,6 +37,8 @@ from agentjobs.models.contract import FailureKind, TaskOutcomeStatus
         ("Model not found: acme/large", FailureKind.CONFIG),
         ('{"status":400,"error":{"type":"invalid_request_error"}}', FailureKind.CONFIG),
         ("[API Error: Requested entity was not found.]", FailureKind.CONFIG),
+        # Gemini CLI 0.61 passing on the Gemini API's 404 for an unknown model.
+        ("[API Error: models/gemini-9 is not found for API version v1beta]", FailureKind.CONFIG),
         ("Invalid stream: the model sent an empty response", FailureKind.AGENT_CLI_ERROR),
         ("segmentation fault in the sandbox helper", FailureKind.AGENT_CLI_ERROR),
         ("the 4001st request failed", FailureKind.AGENT_CLI_ERROR),

@@ -9,7 +9,7 @@ Decisions where the contract is silent: the first match in that order wins
 (an invalid key is often sent back as a 400, and is still ``auth``); every
 kind but ``max_turns`` has the terminal reason ``agent_cli_error``; Gemini's
 "Requested entity was not found" is its answer for an unknown model, so it
-is ``config``.
+is ``config``, as is the Gemini API's own "models/<name> is not found".
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ _KINDS = (
     (
         FailureKind.CONFIG,
         re.compile(
-            r"model\b.{0,120}\bnot (?:found|supported|available|exist)|unknown model"
+            r"models?\b.{0,120}\bnot (?:found|supported|available|exist)|unknown model"
             r"|invalid model|requested entity was not found|invalid[ _]parameter"
             r"|invalid_request_error|unsupported (?:model|parameter|value)|\b400\b",
             re.IGNORECASE,
