@@ -14,6 +14,9 @@ The faults are made on the real components, plain functions (each takes an optio
   `python -m devcluster restart`.
 - `stop_s3(store)` / `start_s3(store)`: an outage of one S3 store ("versitygw" or "minio"),
   and its end, waiting until the store is healthy; the other store keeps running.
+
+`load_images(recipes)` builds (unless cached) and imports into the node the images `up`
+leaves out, the agent CLIs' (`devcluster.images.catalog.AGENT_CLI_IMAGES`).
 """
 
 from __future__ import annotations
@@ -21,13 +24,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from devcluster import cluster
-from devcluster.kubelet.node import KUBELET
-from devcluster.layout import NODE_ADDRESS, NODE_PORT, Layout
+from devcluster.images.build import build
+from devcluster.images.recipes import Recipe
+from devcluster.kubelet.node import KUBELET, import_images
+from devcluster.layout import NODE_ADDRESS, NODE_PORT, Layout, default_layout
 from devcluster.stores import S3_STORES
 
 
@@ -107,3 +114,8 @@ def stop_s3(store: str, layout: Layout | None = None) -> None:
 
 def start_s3(store: str, layout: Layout | None = None) -> None:
     cluster.start_component(S3_STORES[store].name, layout)
+
+
+def load_images(recipes: Sequence[Recipe], layout: Layout | None = None) -> None:
+    archives = build(recipes, sys.stderr)
+    import_images(layout or default_layout(), archives.values(), sys.stderr)

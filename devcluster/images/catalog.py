@@ -26,6 +26,12 @@ EXAMPLE_AGENT_IMAGE = "ghcr.io/agentjobs/example-agent:0.1.0"
 BUSYBOX_NONROOT_IMAGE = "localhost/agentjobs/busybox:nonroot"
 BUSYBOX_UID_12345_IMAGE = "localhost/agentjobs/busybox:uid-12345"
 PYTHON_GIT_IMAGE = "localhost/agentjobs/python-git:nonroot"
+# The agent CLI images (manifests/agents), tagged with the CLI's version, and their base.
+AGENT_NODE_IMAGE = "ghcr.io/agentjobs/agent-node:22.23.5"
+CLAUDE_CODE_IMAGE = "ghcr.io/agentjobs/claude-code:2.1.328"
+CODEX_IMAGE = "ghcr.io/agentjobs/codex:0.169.0"
+GEMINI_CLI_IMAGE = "ghcr.io/agentjobs/gemini-cli:0.61.0"
+AGENTS_DIR = REPOSITORY / "manifests" / "agents"
 
 PAUSE = PauseImage("pause", (PAUSE_IMAGE,), PACKAGE_DIR / "pause" / "Dockerfile")
 BUSYBOX = BusyboxImage(
@@ -79,6 +85,24 @@ PYTHON_GIT = DirectoryImage(
     PACKAGE_DIR / "python-git",
 )
 
+
+def _agent(slug: str, name: str, host_ca: bool = True) -> DirectoryImage:
+    directory = AGENTS_DIR / slug
+    return DirectoryImage(slug, (name,), directory / "Dockerfile", directory, host_ca)
+
+
+# The base installs ca-certificates, which the host's CA bundle mounted over Debian's would
+# stop (its ADDs are fetched by buildah itself); each CLI's npm install fetches over TLS.
+
+
+AGENT_NODE = _agent("agent-node", AGENT_NODE_IMAGE, host_ca=False)
+CLAUDE_CODE = _agent("claude-code", CLAUDE_CODE_IMAGE)
+CODEX = _agent("codex", CODEX_IMAGE)
+GEMINI_CLI = _agent("gemini-cli", GEMINI_CLI_IMAGE)
+# Built and imported only for the tests that run a real agent CLI: together about 1.5 GB,
+# which every `up` would otherwise build first.
+AGENT_CLI_IMAGES: tuple[Recipe, ...] = (CLAUDE_CODE, CODEX, GEMINI_CLI)
+
 RECIPES: tuple[Recipe, ...] = (
     PAUSE,
     BUSYBOX,
@@ -89,7 +113,11 @@ RECIPES: tuple[Recipe, ...] = (
     BUSYBOX_NONROOT,
     BUSYBOX_UID_12345,
     PYTHON_GIT,
+    AGENT_NODE,
+    *AGENT_CLI_IMAGES,
 )
-# What the node imports into its containerd: every image but the Debian base, which only
-# the other images are built on.
-NODE_IMAGES: tuple[Recipe, ...] = tuple(recipe for recipe in RECIPES if recipe is not DEBIAN)
+# What the node imports into its containerd at `up`: every image but the bases, which only
+# the other images are built on, and the agent CLIs'.
+NODE_IMAGES: tuple[Recipe, ...] = tuple(
+    recipe for recipe in RECIPES if recipe not in (DEBIAN, AGENT_NODE, *AGENT_CLI_IMAGES)
+)
