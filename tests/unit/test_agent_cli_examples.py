@@ -1,8 +1,10 @@
-"""The agent-CLI examples in manifests/examples/agents/ are valid Executions that wrap their CLI.
+"""The agent-CLI examples in manifests/examples/agents/ are valid Executions that run our
+agent CLI images as they are.
 
-Cases: each parses as an Execution spec; it names its CLI's transcript
-format, reads the prompt file, sets a writable HOME and takes its API key
-from a Secret.
+Cases: each parses as an Execution spec; it runs the image built from manifests/agents for
+its CLI with the image's own entrypoint, names the CLI's transcript format, takes its API key
+from a Secret, and names the vendor's API in a variable of its own, where a gateway (or the
+tests' model server) goes.
 """
 
 from __future__ import annotations
@@ -13,26 +15,28 @@ import pytest
 import yaml
 
 from agentjobs.models.resources import ExecutionSpec
+from devcluster.images.catalog import CLAUDE_CODE_IMAGE, CODEX_IMAGE, GEMINI_CLI_IMAGE
 
 EXAMPLES = Path(__file__).parents[2] / "manifests" / "examples" / "agents"
 
 
 @pytest.mark.parametrize(
-    ("name", "transcript_format", "key"),
+    ("name", "image", "key", "base_url"),
     [
-        ("claude-code.yaml", "claude-code", "ANTHROPIC_API_KEY"),
-        ("codex.yaml", "codex", "OPENAI_API_KEY"),
-        ("gemini-cli.yaml", "gemini-cli", "GEMINI_API_KEY"),
+        ("claude-code", CLAUDE_CODE_IMAGE, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+        ("codex", CODEX_IMAGE, "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+        ("gemini-cli", GEMINI_CLI_IMAGE, "GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"),
     ],
 )
-def test_each_example_wraps_its_cli(name: str, transcript_format: str, key: str) -> None:
-    manifest = yaml.safe_load((EXAMPLES / name).read_text())
+def test_each_example_runs_its_clis_image(name: str, image: str, key: str, base_url: str) -> None:
+    manifest = yaml.safe_load((EXAMPLES / f"{name}.yaml").read_text())
     assert manifest["kind"] == "Execution"
     phase = ExecutionSpec.model_validate(manifest["spec"]).phases[0]
+    assert phase.image == image
+    assert (phase.command, phase.args) == (None, None)
     assert phase.transcript_format is not None
-    assert phase.transcript_format.value == transcript_format
+    assert phase.transcript_format.value == name
     env = {variable.name: variable for variable in phase.env or []}
-    assert env["HOME"].value is not None and env["HOME"].value.startswith("/tmp/")
     assert env[key].value_from is not None
     assert env[key].value_from.secret_key_ref is not None
-    assert '"$AGENTJOBS_PROMPT_FILE"' in " ".join(phase.args or [])
+    assert (env[base_url].value or "").startswith("https://")
