@@ -9,7 +9,7 @@ Times are this process's clock: the pod's creation when the pod watch first sees
 first request and the last answer when the model server receives them (each answer is tiny
 and sent at once), ``Finished`` when the Execution watch first sees it true.
 
-    python benchmarks/agent_cli_latency.py [--count 10]
+    python -m benchmarks.agent_cli_latency [--count 10]
 """
 
 from __future__ import annotations
