@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
-import subprocess
-import sys
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
-from kubernetes_asyncio import client, config, watch
+from kubernetes_asyncio import client, config
 
+from benchmarks.real_node import start_operator, watch_forever
 from devcluster.images.catalog import AGENT_CLI_IMAGES
 from devcluster.layout import HOST_ADDRESS
 from devcluster.testing import load_images
@@ -49,13 +46,6 @@ class Seen:
         for condition in obj.get("status", {}).get("conditions") or []:
             if condition["type"] == "Finished" and condition["status"] == "True":
                 self.finished.setdefault(obj["metadata"]["name"], time.time())
-
-
-async def _watch(handle: Any, list_function: Any, *args: Any) -> None:
-    while True:
-        async with watch.Watch().stream(list_function, *args, timeout_seconds=300) as stream:
-            async for event in stream:
-                handle(event["object"])
 
 
 def execution(name: str, cli: Cli, server: ModelServer, key: str) -> dict[str, Any]:
@@ -81,23 +71,12 @@ async def main(count: int) -> None:
     core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
     namespace = f"bench-{uuid.uuid4().hex[:6]}"
     await core.create_namespace({"metadata": {"name": namespace}})
-    operator = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "agentjobs"),
-            "run",
-            "--namespace",
-            namespace,
-            f"--credentials-listen={HOST_ADDRESS}:0",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=os.environ.copy(),
-    )
+    operator = start_operator(namespace)
     seen = Seen()
     watchers = [
-        asyncio.create_task(_watch(seen.pod, core.list_namespaced_pod, namespace)),
+        asyncio.create_task(watch_forever(seen.pod, core.list_namespaced_pod, namespace)),
         asyncio.create_task(
-            _watch(
+            watch_forever(
                 seen.execution,
                 custom.list_namespaced_custom_object,
                 "agentjobs.io",

@@ -20,19 +20,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
-import subprocess
-import sys
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
-from kubernetes_asyncio import client, config, watch
+from kubernetes_asyncio import client, config
 
+from benchmarks.real_node import start_operator, watch_forever
 from devcluster.images.catalog import BUSYBOX_NONROOT_IMAGE as IMAGE
-from devcluster.layout import HOST_ADDRESS
 
 COMMAND = [
     "sh",
@@ -70,13 +66,6 @@ class Observer:
             state = condition["status"] if isinstance(condition, dict) else condition.status
             if kind == wanted and state == "True" and name not in self.finished:
                 self.finished[name] = time.monotonic()
-
-
-async def _watch(handle: Any, list_function: Any, *args: Any) -> None:
-    while True:
-        async with watch.Watch().stream(list_function, *args, timeout_seconds=300) as stream:
-            async for event in stream:
-                handle(event["object"])
 
 
 def execution(name: str) -> dict[str, Any]:
@@ -142,24 +131,12 @@ async def main(count: int, spacing: float) -> None:
     )
     namespace = f"bench-{uuid.uuid4().hex[:6]}"
     await core.create_namespace({"metadata": {"name": namespace}})
-    operator = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "agentjobs"),
-            "run",
-            "--namespace",
-            namespace,
-            # Its pods reach the host on the node network, not on their own loopback.
-            f"--credentials-listen={HOST_ADDRESS}:0",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=os.environ.copy(),
-    )
+    operator = start_operator(namespace)
     observer = Observer()
     watchers = [
-        asyncio.create_task(_watch(observer.pod, core.list_namespaced_pod, namespace)),
+        asyncio.create_task(watch_forever(observer.pod, core.list_namespaced_pod, namespace)),
         asyncio.create_task(
-            _watch(
+            watch_forever(
                 lambda obj: observer.conditions(
                     obj["metadata"]["name"], obj.get("status", {}).get("conditions"), "Finished"
                 ),
@@ -171,7 +148,7 @@ async def main(count: int, spacing: float) -> None:
             )
         ),
         asyncio.create_task(
-            _watch(
+            watch_forever(
                 lambda obj: observer.conditions(
                     obj.metadata.name, obj.status.conditions, "Complete"
                 ),
