@@ -93,8 +93,6 @@ def _agent(slug: str, name: str, host_ca: bool = True) -> DirectoryImage:
 
 # The base installs ca-certificates, which the host's CA bundle mounted over Debian's would
 # stop (its ADDs are fetched by buildah itself); each CLI's npm install fetches over TLS.
-
-
 AGENT_NODE = _agent("agent-node", AGENT_NODE_IMAGE, host_ca=False)
 CLAUDE_CODE = _agent("claude-code", CLAUDE_CODE_IMAGE)
 CODEX = _agent("codex", CODEX_IMAGE)

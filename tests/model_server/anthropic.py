@@ -51,8 +51,6 @@ class Anthropic:
         return _message(model, block, deltas, "tool_use", turn.usage)
 
     def aside(self, request: Request) -> Reply:
-        if request.path.startswith("/v1/messages/count_tokens"):
-            return json_reply(200, {"input_tokens": 1})
         return _message(
             str(request.body.get("model")),
             {"type": "text", "text": ""},

@@ -30,10 +30,6 @@ class Say:
     pieces: tuple[str, ...]
     usage: Usage = field(default_factory=Usage)
 
-    @property
-    def text(self) -> str:
-        return "".join(self.pieces)
-
 
 @dataclass(frozen=True)
 class RunShell:
@@ -60,7 +56,3 @@ class Refuse:
 
 
 Turn = Say | RunShell | WriteFile | Refuse
-
-
-def say(*pieces: str, usage: Usage | None = None) -> Say:
-    return Say(pieces, usage or Usage())

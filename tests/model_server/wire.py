@@ -40,10 +40,6 @@ def stream(chunks: list[bytes]) -> Reply:
     return Reply(200, "text/event-stream", tuple(chunks))
 
 
-def tool_names(tools: list[JsonObject]) -> set[str]:
-    return {str(tool.get("name")) for tool in tools}
-
-
 class Vendor(Protocol):
     name: str
 
