@@ -18,7 +18,7 @@ import pytest
 
 from agentjobs.adapters.kube import ApiError
 from agentjobs.handlers import errors, phase_runner
-from agentjobs.logic import operator_failure
+from agentjobs.logic import backoff, operator_failure
 from agentjobs.models.contract import FailureClassification, PhaseStatus
 from agentjobs.models.resources import PhaseResourceStatus
 
@@ -50,7 +50,7 @@ class Runner:
 
 @pytest.fixture(autouse=True)
 def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(phase_runner, "FIRST_BACKOFF_SECONDS", 0.001)
+    monkeypatch.setattr(backoff, "API", backoff.Backoff(first=0.001, cap=0.001))
 
 
 def test_an_unexpected_error_is_run_once_and_given_up_once() -> None:

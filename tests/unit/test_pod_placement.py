@@ -21,7 +21,7 @@ import pytest
 from pydantic import ValidationError
 
 from agentjobs.cli import run
-from agentjobs.logic import phase_status, pod_placement, pod_security, pods
+from agentjobs.logic import in_pod, phase_status, pod_placement, pod_security, pods
 from agentjobs.models.crd import structural_schema
 from agentjobs.models.kubernetes import DNS_SUBDOMAIN, PodSecurityContext, ResourceRequirements
 from agentjobs.models.resources import ExecutionSpec, PhaseSpec
@@ -191,7 +191,7 @@ def test_the_pod_shares_the_workspace_group_unless_told_otherwise() -> None:
 
 def test_the_fetcher_leaves_the_artifact_directories_setgid_and_group_writable() -> None:
     [script] = containers(pod(spec(), SIDECARS))[pods.FETCHER_CONTAINER]["command"][2:]
-    assert f"chmod 2775 {pods.OUTPUT_DIRECTORY} {pods.INPUT_DIRECTORY}" in script
+    assert f"chmod 2775 {in_pod.OUTPUT} {in_pod.INPUT}" in script
     assert script.index("mkdir -p") < script.index("chmod 2775")
 
 

@@ -11,12 +11,7 @@ from pydantic import ValidationError
 
 from agentjobs.adapters.object_store import StorageError
 from agentjobs.adapters.presigned_store import PresignedStore
-from agentjobs.logic.pods import (
-    FEEDBACK_DIRECTORY,
-    INPUT_DIRECTORY,
-    OUTPUT_DIRECTORY,
-    PREVIOUS_DIRECTORY,
-)
+from agentjobs.logic import in_pod
 from agentjobs.models.storage import HandoffRef
 from agentjobs.sidecars import fetcher
 
@@ -52,14 +47,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="the evaluation file to copy to --feedback-dir",
     )
-    parser.add_argument("--input-dir", type=Path, default=Path(INPUT_DIRECTORY), metavar="DIR")
-    parser.add_argument(
-        "--previous-dir", type=Path, default=Path(PREVIOUS_DIRECTORY), metavar="DIR"
-    )
-    parser.add_argument(
-        "--feedback-dir", type=Path, default=Path(FEEDBACK_DIRECTORY), metavar="DIR"
-    )
-    parser.add_argument("--output-dir", type=Path, default=Path(OUTPUT_DIRECTORY), metavar="DIR")
+    parser.add_argument("--input-dir", type=Path, default=Path(in_pod.INPUT), metavar="DIR")
+    parser.add_argument("--previous-dir", type=Path, default=Path(in_pod.PREVIOUS), metavar="DIR")
+    parser.add_argument("--feedback-dir", type=Path, default=Path(in_pod.FEEDBACK), metavar="DIR")
+    parser.add_argument("--output-dir", type=Path, default=Path(in_pod.OUTPUT), metavar="DIR")
     parser.add_argument(
         "--wait-for",
         type=Path,

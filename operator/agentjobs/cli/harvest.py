@@ -10,7 +10,7 @@ from pathlib import Path
 from agentjobs.adapters.object_store import StorageError
 from agentjobs.adapters.presigned_store import PresignedStore
 from agentjobs.logic import harvest as harvest_rules
-from agentjobs.logic.pods import OUTPUT_DIRECTORY
+from agentjobs.logic import in_pod
 from agentjobs.sidecars import harvester
 
 HELP = "(in a phase pod) keep the output directory stored in S3 until SIGTERM"
@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--root", required=True, metavar="KEY", help="the attempt's key prefix in the bucket"
     )
     parser.add_argument("--bucket", required=True, metavar="NAME", help="the bucket")
-    parser.add_argument("--directory", type=Path, default=Path(OUTPUT_DIRECTORY), metavar="DIR")
+    parser.add_argument("--directory", type=Path, default=Path(in_pod.OUTPUT), metavar="DIR")
     parser.add_argument(
         "--interval",
         type=float,

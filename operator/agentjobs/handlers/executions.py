@@ -25,6 +25,7 @@ from agentjobs.handlers.observed import Observed
 from agentjobs.handlers.phase_storage import PhaseStorage
 from agentjobs.logic import (
     admission,
+    backoff,
     execution_plan,
     naming,
     ownership,
@@ -35,11 +36,9 @@ from agentjobs.logic import (
     ttl,
 )
 from agentjobs.logic.notifications import due, message
-from agentjobs.logic.pods import Owner
 from agentjobs.logic.status_patch import status_patch
 from agentjobs.models.contract import SystemFailure
 from agentjobs.models.resources import (
-    API_VERSION,
     GROUP,
     ArtifactStorage,
     ExecutionResourceStatus,
@@ -50,7 +49,6 @@ from agentjobs.models.resources import (
 from agentjobs.models.storage import HandoffRef
 
 logger = logging.getLogger(__name__)
-MAX_RETRY_SECONDS = 60.0
 ARTIFACTS_FINALIZER = f"{GROUP}/artifacts"
 
 
@@ -104,7 +102,7 @@ class ExecutionReconciler:
         except Exception as error:  # sorted in log_retry; a reconcile must always come again
             if not isinstance(error, RetryLater):  # a wait is no error
                 metrics.reconcile_errors.inc()
-            delay = min(2.0**attempt, MAX_RETRY_SECONDS)
+            delay = backoff.API.delay(attempt)
             log_retry(logger, f"execution {namespace}/{name}", error, delay)
             self._retry_later(namespace, name, attempt, delay)
 
@@ -240,26 +238,7 @@ class ExecutionReconciler:
         if spec.notify:
             status = await self._notifications(body, spec, status, previous, children, now)
             status = status_budget.fit_execution(status)
-        patch = status_patch(status, previous)
-        if patch is not None:
-            patched, status = await errors.write_status(
-                self._kube,
-                paths.status(paths.execution(namespace, name)),
-                patch,
-                status,
-                previous,
-                squeeze=lambda full: status_budget.fit_execution(full, budget=0),
-            )
-            settled = execution_plan.settled(
-                spec, children, status, generation=body["metadata"].get("generation"), now=now
-            )
-            self._wrote(patched, settled=settled)
-            if patched is not None:
-                events.post_condition_changes(body, previous.conditions, status.conditions)
-                if previous.finished_at is None and status.finished_at is not None:
-                    metrics.executions_finished.labels(
-                        status.status, status.failure_classification or ""
-                    ).inc()
+        status = await self._write_status(body, spec, children, status, previous, now=now)
         if spec.notify and (wake := due.wake_at(status.notifications, now=now)) is not None:
             self._wake_at(namespace, name, wake)
         expiry = ttl.expires_at(spec, status, default=self._default_ttl)
@@ -269,6 +248,42 @@ class ExecutionReconciler:
             logger.info("deleted %s/%s: its ttlSecondsAfterFinished has passed", namespace, name)
         elif expiry is not None:
             self._wake_at(namespace, name, expiry)
+
+    async def _write_status(
+        self,
+        body: JsonObject,
+        spec: ExecutionSpec,
+        children: list[execution_plan.ChildPhase],
+        status: ExecutionResourceStatus,
+        previous: ExecutionResourceStatus,
+        *,
+        now: datetime,
+    ) -> ExecutionResourceStatus:
+        """The one write of an Execution's status (nothing when it is unchanged); the status
+        as written, squeezed if its size was refused (R57)."""
+        patch = status_patch(status, previous)
+        if patch is None:
+            return status
+        meta = body["metadata"]
+        patched, status = await errors.write_status(
+            self._kube,
+            paths.status(paths.execution(meta["namespace"], meta["name"])),
+            patch,
+            status,
+            previous,
+            squeeze=lambda full: status_budget.fit_execution(full, budget=0),
+        )
+        settled = execution_plan.settled(
+            spec, children, status, generation=meta.get("generation"), now=now
+        )
+        self._wrote(patched, settled=settled)
+        if patched is not None:
+            events.post_condition_changes(body, previous.conditions, status.conditions)
+            if previous.finished_at is None and status.finished_at is not None:
+                metrics.executions_finished.labels(
+                    status.status, status.failure_classification or ""
+                ).inc()
+        return status
 
     def _resumption(self, namespace: str, spec: ExecutionSpec) -> resume.Resumption | SystemFailure:
         """R48: what this execution inherits from its parent, read by name in its namespace
@@ -372,26 +387,16 @@ class ExecutionReconciler:
         earlier reconcile, its event still to come); the execution's failure when the API
         server refuses it for good."""
         meta = body["metadata"]
-        execution_name, namespace = meta["name"], meta["namespace"]
-        phase = phase_status.phase_spec(
-            spec, execution_name=execution_name, index=index, inputs=inputs
+        namespace = meta["namespace"]
+        manifest = phase_status.phase_manifest(
+            spec,
+            namespace=namespace,
+            execution_name=meta["name"],
+            execution_uid=meta["uid"],
+            index=index,
+            inputs=inputs,
         )
-        resource_name = naming.phase_resource(execution_name, index, phase.name)
-        owner = Owner(API_VERSION, "Execution", execution_name, meta["uid"])
-        manifest = {
-            "apiVersion": API_VERSION,
-            "kind": "Phase",
-            "metadata": {
-                "name": resource_name,
-                "namespace": namespace,
-                "labels": {
-                    **naming.MANAGED_BY,
-                    naming.LABEL_EXECUTION: naming.label_value(execution_name),
-                },
-                "ownerReferences": [owner.reference()],
-            },
-            "spec": phase.model_dump(mode="json", by_alias=True, exclude_none=True),
-        }
+        resource_name = manifest["metadata"]["name"]
         try:
             if await self._kube.create(paths.phase(namespace), manifest) is not None:
                 logger.info("created phase %s/%s", namespace, resource_name)

@@ -26,11 +26,10 @@ from agentjobs.handlers.leadership import Leadership
 from agentjobs.handlers.observed import Observed
 from agentjobs.handlers.phase_runner import PhaseRunner
 from agentjobs.handlers.phase_storage import PhaseStorage
-from agentjobs.logic import naming, ownership, phase_status, pod_tracking
+from agentjobs.logic import backoff, naming, ownership, phase_status, pod_tracking
 from agentjobs.models.resources import PhaseResourceStatus
 
 logger = logging.getLogger(__name__)
-MAX_BACKOFF_SECONDS = 60.0
 
 
 class Operator:
@@ -166,7 +165,7 @@ class Operator:
     async def _act_on_everything(self) -> None:
         """Start runners for every unfinished Phase, reconcile every Execution, release pods
         nobody needs."""
-        backoff = 1.0
+        delays = backoff.API.delays()
         while True:
             try:
                 for path in self._collections(paths.phase, paths.all_phases):
@@ -186,9 +185,9 @@ class Operator:
                         )
                 return
             except Exception as error:  # sorted in log_retry; the resync must still happen
-                log_retry(logger, "listing phases and executions", error, backoff)
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+                delay = next(delays)
+                log_retry(logger, "listing phases and executions", error, delay)
+            await asyncio.sleep(delay)
 
     def _collections(
         self, namespaced: Callable[[str], str], everywhere: Callable[[], str]

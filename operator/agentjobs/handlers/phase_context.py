@@ -14,7 +14,7 @@ from agentjobs.handlers import errors, events
 from agentjobs.handlers.config import OperatorConfig
 from agentjobs.handlers.observed import Observed
 from agentjobs.handlers.phase_storage import PhaseStorage
-from agentjobs.logic import naming, ownership, phase_status, pod_state, status_budget
+from agentjobs.logic import naming, ownership, phase_core, phase_status, pod_state, status_budget
 from agentjobs.logic.status_patch import status_patch
 from agentjobs.models.contract import SystemFailure
 from agentjobs.models.resources import PhaseResourceStatus, PhaseSpec
@@ -52,8 +52,7 @@ class PhaseContext:
         self.spec = PhaseSpec.model_validate(body["spec"])
         self.status = PhaseResourceStatus.model_validate(body.get("status") or {})
         self.changed = asyncio.Event()
-        self.cancel_requested = self.spec.cancel
-        self.interrupt_requested = self.spec.interrupt  # R44
+        self.stops = phase_core.Stops(cancel=self.spec.cancel, interrupt=self.spec.interrupt)
         self.deleted_by_operator = False
         # When this process read the agent's log to its end (time.monotonic), for metrics.
         self.agent_ended_at: float | None = None
@@ -103,10 +102,10 @@ class PhaseContext:
     def interruption(
         self, pod: JsonObject, agent: pod_state.AgentState | None = None
     ) -> SystemFailure | None:
-        """R22a from the pod's own signals; a deletion the operator made (to cancel, or to
-        remove a stuck pod) is not one."""
-        stopping = self.deleted_by_operator or self.cancel_requested or self.interrupt_requested
-        return pod_state.interruption(pod, deleted_by_operator=stopping, agent=agent)
+        """R22a from the pod's own signals (:func:`phase_core.interruption`)."""
+        return phase_core.interruption(
+            pod, self.stops, deleted_by_operator=self.deleted_by_operator, agent=agent
+        )
 
     async def write_status(self, status: PhaseResourceStatus) -> bool:
         """Write ``status`` fitted to its budget (R57; nothing when it is unchanged); False

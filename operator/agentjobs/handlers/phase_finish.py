@@ -52,12 +52,6 @@ async def _collect(
     return harvest.listing(manifest), stored, complete, manifest.work, manifest.failure
 
 
-async def finish(
-    ctx: PhaseContext, attempt: Attempt, run: resolution.RunFacts, verdict: ReaderVerdict
-) -> None:
-    await write_final(ctx, attempt, await conclude(ctx, attempt, run, verdict))
-
-
 async def write_final(ctx: PhaseContext, attempt: Attempt, status: PhaseResourceStatus) -> None:
     """Write the phase's final status; its tokens are needed no more, nor (with storage,
     which holds their logs) its pods, unless ``keepPods``."""

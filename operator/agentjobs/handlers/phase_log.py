@@ -32,7 +32,7 @@ from agentjobs.adapters.log_follower import LogFollower
 from agentjobs.handlers import events
 from agentjobs.handlers.config import DEFAULT_MAX_TRANSCRIPT_BYTES
 from agentjobs.handlers.phase_context import PhaseContext
-from agentjobs.logic import pod_state, pods, resolution
+from agentjobs.logic import backoff, phase_core, pod_state, pods, resolution
 from agentjobs.logic.grade_reader import GradeReader, GradeVerdict
 from agentjobs.logic.pod_state import AgentState, Stage
 from agentjobs.logic.transcript_reader import ReaderVerdict, TranscriptReader
@@ -295,12 +295,12 @@ class LogReading(Generic[VerdictT]):
 
     async def _finish(self, pod: JsonObject, state: AgentState) -> LogResult[VerdictT]:
         """The agent has terminated: read what the follow streams may have missed."""
-        for attempt in range(FINAL_READ_TRIES):
+        for retry in range(FINAL_READ_TRIES):
             if await self._pass(follow=False):
                 return self._result(pod, state, whole=True)
             if await self._ctx.current_pod(self._pod_name) is None:
                 break
-            await asyncio.sleep(0.5 * 2**attempt)
+            await asyncio.sleep(backoff.FINAL_LOG_READ.delay(retry))
         return self._result(pod, state, whole=False)
 
     def _result(self, pod: JsonObject, state: AgentState, *, whole: bool) -> LogResult[VerdictT]:
@@ -312,27 +312,17 @@ class LogReading(Generic[VerdictT]):
             needs_terminal_event=self._needs_terminal_event,
             terminal_event_seen=verdict.terminal_event_seen,
         )
-        failure = self._interrupted
-        if failure is None and state.stage is Stage.TERMINATED:
-            failure = pod_state.termination_failure(pod, state)
-        run = resolution.RunFacts(
-            exit_code=state.exit_code,
+        run = phase_core.log_read(
+            pod,
+            state,
+            self._ctx.stops,
             stream_intact=intact,
-            cancelled=self._ctx.cancel_requested,
-            interrupted=self._interrupted is not None or self._ctx.interrupt_requested,
-            system_failure=failure,
-            agent_cli_error=self._cli_error(verdict),
+            noticed=self._interrupted,
+            cli_error=self._cli_error(verdict),
         )
         return LogResult(run, verdict, self._transcript)
 
     def _vanished(self) -> LogResult[VerdictT]:
         """R22a: the pod vanished before its agent container terminated."""
-        cancelled = self._ctx.cancel_requested
-        run = resolution.RunFacts(
-            exit_code=None,
-            stream_intact=False,
-            cancelled=cancelled,
-            interrupted=not cancelled,
-            system_failure=None if cancelled else self._interrupted,
-        )
+        run = phase_core.vanished(self._ctx.stops, self._interrupted)
         return LogResult(run, self._reader.close(), self._transcript)

@@ -24,8 +24,9 @@ from datetime import UTC, datetime
 from agentjobs.adapters import metrics
 from agentjobs.handlers import events, phase_finish, phase_log, phase_pod, pod_wait
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
-from agentjobs.logic import naming, outcome, pods, resolution
+from agentjobs.logic import naming, outcome, phase_core, pods, resolution
 from agentjobs.logic.outcomes import evaluation, grader, loop_status, phase_end, record, revision
+from agentjobs.logic.phase_core import AfterEvaluation
 from agentjobs.models.contract import (
     EvaluationResult,
     FailureKind,
@@ -53,12 +54,8 @@ async def after_attempt(
     """End the phase with the attempt, or grade it; the next attempt's revision if the
     loop goes on."""
     concluded = loop_status.with_earlier_usage(concluded, ctx.status.usage)
-    stopped = ctx.cancel_requested
-    if (
-        ctx.spec.outcome is None
-        or stopped
-        or not evaluation.is_graded(concluded.status or PhaseStatus.FAILED)
-    ):
+    spec_outcome = ctx.spec.outcome
+    if spec_outcome is None or not phase_core.graded(concluded.status, ctx.stops):
         await phase_finish.write_final(ctx, attempt, concluded)
         return None
     grader_pod = naming.grader_pod(ctx.name, attempt.number)
@@ -68,7 +65,7 @@ async def after_attempt(
         ctx.status.outcome, iteration=iteration, grader_pod=grader_pod, now=now
     )
     started = _evaluation(recorded.evaluations, iteration)
-    max_iterations = ctx.spec.outcome.max_iterations
+    max_iterations = spec_outcome.max_iterations
     grading = loop_status.grading(
         concluded,
         recorded=recorded,
@@ -84,15 +81,6 @@ async def after_attempt(
         message=record.start_message(started, max_iterations=max_iterations),
     )
     return await grade(ctx, attempt)
-
-
-def is_grading(ctx: PhaseContext, attempt: Attempt) -> bool:
-    """Whether ``attempt``'s evaluation was started and has not ended (a restart)."""
-    recorded = ctx.status.outcome
-    grader_pod = naming.grader_pod(ctx.name, attempt.number)
-    return recorded is not None and any(
-        e.grader_pod == grader_pod and e.result is None for e in recorded.evaluations
-    )
 
 
 async def grade(ctx: PhaseContext, attempt: Attempt) -> revision.Revision | None:
@@ -121,9 +109,11 @@ async def grade(ctx: PhaseContext, attempt: Attempt) -> revision.Revision | None
     metrics.evaluations.labels(evaluated.result).inc()
     handed_on = ctx.status.handoff
     next_revision: revision.Revision | None = None
-    if ctx.cancel_requested:
+    following = phase_core.after_evaluation(evaluated, ctx.stops, handed_on=handed_on is not None)
+    if following is AfterEvaluation.CANCELLED:
         status = _cancelled(ctx, recorded, spent, now)
-    elif evaluated.next_iteration is not None and handed_on is not None:
+    elif following is AfterEvaluation.REVISE:
+        assert evaluated.next_iteration is not None and handed_on is not None
         next_revision = revision.revision_for(
             iteration=iteration,
             max_iterations=spec_outcome.max_iterations,
@@ -195,7 +185,7 @@ async def _evaluate(
     def failed(cause: SystemFailure) -> tuple[evaluation.Evaluated, None, None]:
         return evaluation.Evaluated(iteration, EvaluationResult.FAILED, cause), None, None
 
-    if ctx.interrupt_requested or ctx.cancel_requested:
+    if phase_core.grading_stopped(ctx.stops):
         return evaluation.Evaluated(iteration, EvaluationResult.INTERRUPTED), None, None
     handed_on = ctx.status.handoff
     if ctx.storage is None or handed_on is None or attempt.bucket is None:
@@ -236,12 +226,8 @@ async def _evaluate(
         stopper.cancel()
         ongoing.cancel()
     graded = verdict.grade if verdict else Grade(state=GradeState.NOT_REPORTED)
-    grader_run = evaluation.GraderRun(
-        exit_code=run.exit_code,
-        stream_intact=run.stream_intact,
-        interrupted=run.interrupted or run.cancelled or ctx.interrupt_requested,
-        system_failure=run.system_failure,
-        cli_error=verdict.grader_cli_error if verdict else None,
+    grader_run = phase_core.grader_run(
+        run, ctx.stops, verdict.grader_cli_error if verdict else None
     )
     evaluated = evaluation.evaluate(graded, grader_run, iteration=iteration, max_iterations=limit)
     return evaluated, (graded if verdict else None), (verdict.usage if verdict else None)

@@ -17,7 +17,16 @@ from agentjobs.adapters import paths
 from agentjobs.adapters.kube import ApiError, JsonObject, Kube
 from agentjobs.handlers.errors import RetryLater, log_retry
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
-from agentjobs.logic import admission, bucket_policy, credentials, handoff, naming, ownership, pods
+from agentjobs.logic import (
+    admission,
+    backoff,
+    bucket_policy,
+    credentials,
+    handoff,
+    naming,
+    ownership,
+    pods,
+)
 from agentjobs.logic.outcomes.revision import Revision
 from agentjobs.models.contract import FailureKind, SystemFailure
 from agentjobs.models.kubernetes import KeySelector
@@ -292,7 +301,7 @@ async def delete_pod(ctx: PhaseContext, pod: JsonObject, *, grace_seconds: int) 
     """Stop the phase's own pod (by its UID), retrying until the API server takes it."""
     ctx.deleted_by_operator = True
     name, uid = pod["metadata"]["name"], pod["metadata"]["uid"]
-    backoff = 1.0
+    delays = backoff.API.delays()
     while True:
         try:
             await ctx.kube.delete(
@@ -300,11 +309,11 @@ async def delete_pod(ctx: PhaseContext, pod: JsonObject, *, grace_seconds: int) 
             )
             return
         except (ApiError, aiohttp.ClientError, TimeoutError) as error:
+            delay = next(delays)
             log_retry(
-                logger, f"phase {ctx.namespace}/{ctx.name}: stopping pod {name}", error, backoff
+                logger, f"phase {ctx.namespace}/{ctx.name}: stopping pod {name}", error, delay
             )
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, 60.0)
+            await asyncio.sleep(delay)
 
 
 async def delete_finished_pods(ctx: PhaseContext) -> None:

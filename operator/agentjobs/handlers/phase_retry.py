@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from agentjobs.adapters import metrics
 from agentjobs.handlers import events
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
-from agentjobs.logic import object_layout, retry
+from agentjobs.logic import object_layout, phase_core, retry
 from agentjobs.models.resources import PhaseResourceStatus
 from agentjobs.models.retry import TranscriptRef
 from agentjobs.models.storage import ObjectLocation
@@ -44,7 +44,7 @@ async def after_attempt(
         concluded,
         attempt=attempt.number,
         records=ctx.status.attempts,
-        interrupt_requested=ctx.interrupt_requested or ctx.cancel_requested,
+        interrupt_requested=phase_core.retry_withheld(ctx.stops),
     )
     now = datetime.now(UTC)
     metrics.reports.labels(concluded.report.state if concluded.report else "not_reported").inc()
@@ -98,7 +98,7 @@ async def wait_for_backoff(ctx: PhaseContext, attempt: Attempt) -> None:
     """Until a retried attempt's backoff has passed, or the phase is told to stop."""
     policy = ctx.spec.retry or retry.NO_RETRY
     due = retry.due_at(ctx.status.attempts, policy, attempt=attempt.number)
-    while due is not None and not (ctx.cancel_requested or ctx.interrupt_requested):
+    while due is not None and not ctx.stops.requested:
         remaining = (due - datetime.now(UTC)).total_seconds()
         if remaining <= 0:
             return

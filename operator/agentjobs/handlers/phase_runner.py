@@ -39,14 +39,20 @@ from agentjobs.handlers.observed import Observed
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
 from agentjobs.handlers.phase_log import Transcript
 from agentjobs.handlers.phase_storage import PhaseStorage
-from agentjobs.logic import operator_failure, phase_status, resolution, run_checkpoint
+from agentjobs.logic import (
+    backoff,
+    operator_failure,
+    phase_core,
+    phase_status,
+    resolution,
+    run_checkpoint,
+)
 from agentjobs.logic.outcomes.revision import Revision
+from agentjobs.logic.phase_core import Step
 from agentjobs.logic.transcript_reader import ReaderVerdict
 from agentjobs.models.resources import PhaseResourceStatus
 
 logger = logging.getLogger(__name__)
-FIRST_BACKOFF_SECONDS = 1.0
-MAX_BACKOFF_SECONDS = 60.0
 
 
 class Runnable(Protocol):
@@ -68,7 +74,7 @@ async def run_to_end(runner: Runnable) -> None:
     """Run until the phase is resolved. A passing fault is retried with backoff; any other
     error ends the phase failed, once, instead of reading its log again for ever (R55)."""
     subject = f"phase {runner.namespace}/{runner.name}"
-    backoff = FIRST_BACKOFF_SECONDS
+    delays = backoff.API.delays()
     failed: Exception | None = None
     while True:
         try:
@@ -79,7 +85,8 @@ async def run_to_end(runner: Runnable) -> None:
             return
         except Exception as error:  # sorted by _worth_retrying; the phase must still end
             if _worth_retrying(error):
-                errors.log_retry(logger, subject, error, backoff)
+                delay = next(delays)
+                errors.log_retry(logger, subject, error, delay)
             elif failed is None:
                 logger.error("%s: unexpected error; the phase ends failed", subject, exc_info=error)
                 failed = error
@@ -87,8 +94,7 @@ async def run_to_end(runner: Runnable) -> None:
             else:
                 logger.error("%s: its failure could not be recorded", subject, exc_info=error)
                 return
-        await asyncio.sleep(backoff)
-        backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+        await asyncio.sleep(delay)
 
 
 class PhaseRunner:
@@ -111,8 +117,7 @@ class PhaseRunner:
         self.namespace = namespace
         self.name = name
         self._ctx: PhaseContext | None = None
-        self._cancel = False
-        self._interrupt = False
+        self._stops = phase_core.Stops()
         self._generation: int | None = None
 
     @property
@@ -125,12 +130,10 @@ class PhaseRunner:
     ) -> None:
         """Wake the runner: its pod changed, or its Phase was told to stop (``cancel``) or
         its Execution interrupted (``interrupt``, R44) in spec ``generation``."""
-        self._cancel = self._cancel or cancel
-        self._interrupt = self._interrupt or interrupt
+        self._stops = self._stops.adding(cancel=cancel, interrupt=interrupt)
         self._generation = generation or self._generation
         if self._ctx is not None:
-            self._ctx.cancel_requested = self._ctx.cancel_requested or cancel
-            self._ctx.interrupt_requested = self._ctx.interrupt_requested or interrupt
+            self._ctx.stops = self._ctx.stops.adding(cancel=cancel, interrupt=interrupt)
             self._ctx.observe_generation(generation)
             self._ctx.changed.set()
 
@@ -139,20 +142,19 @@ class PhaseRunner:
         if body is None:
             return
         ctx = PhaseContext(self._kube, self._config, self._storage, self._observed, body)
-        ctx.cancel_requested = ctx.cancel_requested or self._cancel
-        ctx.interrupt_requested = ctx.interrupt_requested or self._interrupt
+        ctx.stops = ctx.stops.adding(cancel=self._stops.cancel, interrupt=self._stops.interrupt)
         ctx.observe_generation(self._generation)
         self._ctx = ctx
         fields = log_records.PhaseFields(ctx.namespace, ctx.spec.execution_name, ctx.spec.name)
         log_records.current_phase.set(fields)  # this task's lines, and its children's
         revision: Revision | None = None
-        while not phase_status.is_terminal(ctx.status):
-            attempt = ctx.attempt(ctx.status.attempt or 1)
+        while (step := phase_core.next_step(ctx.status, phase_resource=ctx.name)) is not Step.ENDED:
+            attempt = ctx.attempt(phase_core.attempt_number(ctx.status))
             fields.attempt = attempt.number
-            if phase_outcome.is_grading(ctx, attempt):  # a restart while a grader ran
+            if step is Step.GRADING:  # a restart while a grader ran
                 revision = await phase_outcome.grade(ctx, attempt)
             else:
-                concluded = await self._run_attempt(ctx, attempt, revision)
+                concluded = await self._run_attempt(ctx, attempt, step, revision)
                 ended = (
                     None
                     if concluded is None
@@ -171,7 +173,7 @@ class PhaseRunner:
         ctx = self._ctx
         if ctx is None:  # the Phase could not even be read: there is no status to write
             raise error
-        attempt = ctx.attempt(ctx.status.attempt or 1)
+        attempt = ctx.attempt(phase_core.attempt_number(ctx.status))
         status = operator_failure.failed_status(
             ctx.status,
             phase_name=ctx.spec.name,
@@ -183,27 +185,24 @@ class PhaseRunner:
         await pod_release.release_pods_of(ctx.kube, ctx.namespace, ctx.name, ctx.uid)
 
     async def _run_attempt(
-        self, ctx: PhaseContext, attempt: Attempt, revision: Revision | None
+        self, ctx: PhaseContext, attempt: Attempt, step: Step, revision: Revision | None
     ) -> PhaseResourceStatus | None:
         """Run one agent attempt to the status it alone gives; None when the Phase is gone."""
-        if ctx.status.run is not None:  # judged before a restart: finish from the record
+        if step is Step.CONCLUDING:
+            assert ctx.status.run is not None
             run, verdict = run_checkpoint.restore(ctx.status.run)
             await pod_wait.settle(ctx, attempt.pod_name)
             await pod_wait.release(ctx, attempt.pod_name)
             return await phase_finish.conclude(ctx, attempt, run, verdict)
-        if ctx.status.pod_name is None:
+        if step is Step.PREPARING:
             await phase_retry.wait_for_backoff(ctx, attempt)
-            stopped = ctx.cancel_requested or ctx.interrupt_requested
+            stopped = ctx.stops.requested
             failure = None
             if not stopped:
                 revision = revision or phase_outcome.recorded_revision(ctx)
                 failure = await phase_pod.create_pod(ctx, attempt, revision=revision)
             if stopped or failure is not None:
-                facts = pod_wait.never_ran(
-                    cancelled=ctx.cancel_requested,
-                    interrupted=ctx.interrupt_requested,
-                    failure=failure,
-                )
+                facts = phase_core.not_started(ctx.stops, failure)
                 return await self._judged(ctx, attempt, facts, None, None)
             message = f"pod {attempt.pod_name} runs the agent"
             logger.info("attempt %d: %s", attempt.number, message)

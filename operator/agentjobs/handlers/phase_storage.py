@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from agentjobs.adapters import metrics
 from agentjobs.adapters.object_store import ObjectStore, StorageError
 from agentjobs.handlers.credential_service import CredentialService
-from agentjobs.logic import harvest, object_layout, unpushed_work
+from agentjobs.logic import backoff, harvest, object_layout, unpushed_work
 from agentjobs.logic.bucket_policy import BucketPolicy
 from agentjobs.models.contract import Artifact
 from agentjobs.models.resources import PhaseSpec
@@ -34,7 +34,6 @@ from agentjobs.models.storage import (
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-MAX_BACKOFF_SECONDS = 10.0
 ErrorReport = Callable[[str], Awaitable[None]]
 
 
@@ -82,16 +81,16 @@ class PhaseStorage:
         )
 
     async def _retrying(self, operation: Callable[[], T], on_error: ErrorReport) -> T:
-        backoff = 0.5
+        delays = backoff.STORAGE.delays()
         while True:
             try:
                 return await asyncio.to_thread(operation)
             except StorageError as error:
                 metrics.storage_errors.inc()
-                logger.warning("storage: %s; retrying in %.1f s", error, backoff)
+                delay = next(delays)
+                logger.warning("storage: %s; retrying in %.1f s", error, delay)
                 await on_error(f"storage unavailable: {error}")
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+            await asyncio.sleep(delay)
 
     async def bucket_ready(self, bucket: str, on_error: ErrorReport) -> bool:
         """Whether ``bucket`` is there to store into: the operator's own is created when

@@ -17,11 +17,10 @@ import aiohttp
 from agentjobs.adapters import paths
 from agentjobs.adapters.kube import ApiError, JsonObject, Kube
 from agentjobs.handlers.errors import log_retry, transient
-from agentjobs.logic import naming, ownership, pod_tracking
+from agentjobs.logic import backoff, naming, ownership, pod_tracking
 from agentjobs.logic.pod_tracking import releasable
 
 logger = logging.getLogger(__name__)
-MAX_BACKOFF_SECONDS = 30.0
 
 
 async def release(kube: Kube, pod: JsonObject) -> None:
@@ -59,7 +58,7 @@ async def look_after(kube: Kube, pod: JsonObject, *, release_it: bool) -> None:
     the API server fails: a kept pod whose containers have stopped may never change again,
     so no later event would bring it back. A refusal, or a pod replaced under the same name
     (409 on its UID), ends it: asking again gets the same answer."""
-    backoff = 1.0
+    delays = backoff.API.delays()
     while True:
         try:
             await record_deletion(kube, pod)
@@ -70,9 +69,9 @@ async def look_after(kube: Kube, pod: JsonObject, *, release_it: bool) -> None:
             if not _worth_retrying(error):
                 logger.warning("pod %s: not looked after: %s", pod["metadata"]["name"], error)
                 return
-            log_retry(logger, f"pod {pod['metadata']['name']}", error, backoff)
-        await asyncio.sleep(backoff)
-        backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+            delay = next(delays)
+            log_retry(logger, f"pod {pod['metadata']['name']}", error, delay)
+        await asyncio.sleep(delay)
 
 
 def _worth_retrying(error: BaseException) -> bool:
@@ -84,7 +83,7 @@ async def release_pods_of(kube: Kube, namespace: str, phase: str, uid: str) -> N
     """Let go every pod of a Phase that was just deleted, whatever state its runner was in
     (the garbage collector's delete of a pod already being deleted changes nothing, so no
     pod event may follow)."""
-    backoff = 1.0
+    delays = backoff.API.delays()
     while True:
         try:
             selector = f"{naming.LABEL_PHASE}={phase}"
@@ -94,9 +93,9 @@ async def release_pods_of(kube: Kube, namespace: str, phase: str, uid: str) -> N
             if not transient(error):
                 logger.error("pods of phase %s/%s: not released: %s", namespace, phase, error)
                 return
-            log_retry(logger, f"pods of phase {namespace}/{phase}", error, backoff)
-        await asyncio.sleep(backoff)
-        backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+            delay = next(delays)
+            log_retry(logger, f"pods of phase {namespace}/{phase}", error, delay)
+        await asyncio.sleep(delay)
     for pod in pods:
         if ownership.owned_by(pod, uid):
             await look_after(kube, pod, release_it=True)

@@ -3,34 +3,20 @@ container to start, for its harvester's last sync, and letting it go once record
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from datetime import UTC, datetime, timedelta
 
 from agentjobs.adapters.kube import JsonObject
 from agentjobs.handlers import phase_pod, pod_release
 from agentjobs.handlers.phase_context import PhaseContext
-from agentjobs.logic import pod_start, pod_state, pods, resolution
+from agentjobs.logic import phase_core, pod_start, pod_state, pods, resolution
 from agentjobs.logic.pod_state import Stage
-from agentjobs.models.contract import SystemFailure
 
 RECHECK_SECONDS = 2.0
 TAIL_INTERVAL_MAX = 30.0
 # A pod still there this long past its deletion deadline has no kubelet stopping it (its
 # node is gone): it is not waited on any longer.
 HARVEST_GRACE = timedelta(seconds=30)
-
-
-def never_ran(
-    *, cancelled: bool = False, interrupted: bool = False, failure: SystemFailure | None = None
-) -> resolution.RunFacts:
-    return resolution.RunFacts(
-        exit_code=None,
-        stream_intact=False,
-        cancelled=cancelled,
-        interrupted=interrupted and not cancelled,
-        system_failure=failure,
-    )
 
 
 async def wait_for_start(
@@ -43,7 +29,7 @@ async def wait_for_start(
     while True:
         pod = await ctx.current_pod(pod_name)
         if pod is None:
-            return never_ran(cancelled=ctx.cancel_requested, interrupted=True)
+            return phase_core.vanished(ctx.stops)
         now = datetime.now(UTC)
         timeout = ctx.config.pending_timeout
         decided = pod_start.decide(pod, container, now=now, timeout=timeout, earlier=shown)
@@ -51,13 +37,15 @@ async def wait_for_start(
             if shown is not None and before is not None:
                 await ctx.report_waiting(before)
             return pod
-        interrupted = ctx.interruption(pod)
-        if interrupted is not None:
-            return never_ran(interrupted=True, failure=interrupted)
-        if ctx.deleted_by_operator and (ctx.cancel_requested or ctx.interrupt_requested):
-            return never_ran(cancelled=ctx.cancel_requested, interrupted=True)
-        if isinstance(decided, SystemFailure):
-            return never_ran(failure=decided)
+        ended = phase_core.never_starts(
+            pod,
+            None if isinstance(decided, pod_start.Waiting) else decided,
+            ctx.stops,
+            deleted_by_operator=ctx.deleted_by_operator,
+        )
+        if ended is not None:
+            return ended
+        assert isinstance(decided, pod_start.Waiting)
         message = pod_start.waiting_message(pod_name, decided)
         if message is not None:
             await ctx.report_waiting(message)
@@ -127,7 +115,7 @@ async def stop_when_requested(ctx: PhaseContext, pod_name: str) -> None:
     """Delete the pod once the phase is cancelled or interrupted (R22, R44); ``notify`` sets
     the request before it wakes the runner, so no timer is needed (a thousand runners
     polling every 2 s was 500 wake-ups a second)."""
-    while not (ctx.cancel_requested or ctx.interrupt_requested):
+    while not ctx.stops.requested:
         await ctx.wait(None)
     pod = await ctx.current_pod(pod_name)
     if pod is not None:
@@ -141,13 +129,7 @@ def with_final_status(
     pod: JsonObject,
     container: str = pods.AGENT_CONTAINER,
 ) -> resolution.RunFacts:
-    """The run's facts with what only the pod's final status says: the kubelet writes a
-    deadline's or an eviction's reason there, after the container's own exit."""
-    agent = pod_state.agent_state(pod, container)
-    if run.cancelled or run.interrupted or agent.stage is not Stage.TERMINATED:
-        return run
-    cut = ctx.interruption(pod, agent)
-    if cut is not None:
-        return dataclasses.replace(run, interrupted=True, system_failure=cut)
-    failure = pod_state.termination_failure(pod, agent)
-    return dataclasses.replace(run, system_failure=failure or run.system_failure)
+    """The run's facts with what only the pod's final status says (the core decides)."""
+    return phase_core.with_final_status(
+        run, pod, container, ctx.stops, deleted_by_operator=ctx.deleted_by_operator
+    )

@@ -16,7 +16,6 @@ import binascii
 import hashlib
 import hmac
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -168,8 +167,3 @@ def check(claims: Claims, method: Method, bucket: str, key: str) -> None:
         return
     verb = "write" if method == "PUT" else "read"
     raise AccessDenied(f"this attempt may not {verb} s3://{bucket}/{key}")
-
-
-def buckets(claims: Claims) -> Sequence[str]:
-    """Every bucket a token names."""
-    return sorted({claims.writable.bucket, *(root.bucket for root in claims.readable)})

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from agentjobs.logic import in_pod
 from agentjobs.logic.credentials import Root
 from agentjobs.models.contract import Artifact
 from agentjobs.models.output import MAX_PATH_BYTES
@@ -31,9 +32,6 @@ from agentjobs.models.storage import (
     ObjectLocation,
 )
 
-WORKSPACE = PurePosixPath("/workspace")
-OUTPUT_DIR = WORKSPACE / "artifacts" / "output"
-INPUT_DIR = WORKSPACE / "artifacts" / "input"
 HANDOFF_MANIFEST = "artifacts.json"
 OUTPUT_OBJECTS = "output"
 # The first segment of this name in any key is followed by the namespace the key belongs to.
@@ -63,9 +61,10 @@ def relative_artifact_path(path: str) -> PurePosixPath:
 
 
 def handoff_destinations(
-    previous: Sequence[Artifact], *, input_dir: PurePosixPath = INPUT_DIR
+    previous: Sequence[Artifact], *, input_dir: PurePosixPath | None = None
 ) -> list[tuple[Artifact, PurePosixPath]]:
     """Each artifact of the previous phase with the path it takes in the next one."""
+    input_dir = input_dir or PurePosixPath(in_pod.INPUT)
     return [(artifact, input_dir / relative_artifact_path(artifact.path)) for artifact in previous]
 
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
-from agentjobs.logic import conditions, phase, report_body
+from agentjobs.logic import conditions, naming, phase, report_body
+from agentjobs.logic.pods import Owner
 from agentjobs.logic.resolution import RunFacts
 from agentjobs.logic.transcript_reader import ReaderVerdict
 from agentjobs.models.contract import Artifact, PhaseStatus
 from agentjobs.models.kubernetes import EnvVar
 from agentjobs.models.resources import (
+    API_VERSION,
     ArtifactStatus,
     ExecutionSpec,
     PhaseResourceStatus,
@@ -72,6 +75,34 @@ def phase_spec(
             "inputs": inputs,
         }
     )
+
+
+def phase_manifest(
+    execution: ExecutionSpec,
+    *,
+    namespace: str,
+    execution_name: str,
+    execution_uid: str,
+    index: int,
+    inputs: HandoffRef | None,
+) -> dict[str, Any]:
+    """The Phase at ``index`` of an Execution, owned by it, named as only it can be."""
+    phase = phase_spec(execution, execution_name=execution_name, index=index, inputs=inputs)
+    owner = Owner(API_VERSION, "Execution", execution_name, execution_uid)
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "Phase",
+        "metadata": {
+            "name": naming.phase_resource(execution_name, index, phase.name),
+            "namespace": namespace,
+            "labels": {
+                **naming.MANAGED_BY,
+                naming.LABEL_EXECUTION: naming.label_value(execution_name),
+            },
+            "ownerReferences": [owner.reference()],
+        },
+        "spec": phase.model_dump(mode="json", by_alias=True, exclude_none=True),
+    }
 
 
 def is_terminal(status: PhaseResourceStatus) -> bool:

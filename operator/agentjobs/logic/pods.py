@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentjobs.logic import agent_timeout, naming, pod_placement, pod_security
+from agentjobs.logic import agent_timeout, in_pod, naming, pod_placement, pod_security
 from agentjobs.logic.harvest import DEFAULT_LIMITS, HarvestLimits
 from agentjobs.models.contract import TranscriptFormat
 from agentjobs.models.kubernetes import ResourceRequirements, SecurityContext
@@ -30,15 +30,6 @@ TMP_VOLUME = "tmp"
 # The harvester's own scratch space (R52: the shadow git directory and the patches it
 # makes), mounted in no container the agent controls.
 HARVESTER_TMP_VOLUME = "harvester-tmp"
-WORKSPACE_PATH = "/workspace"
-PROMPT_DIRECTORY = "/etc/agentjobs/prompt"
-PROMPT_KEY = "prompt.md"
-PROMPT_FILE = f"{PROMPT_DIRECTORY}/{PROMPT_KEY}"
-OUTPUT_DIRECTORY = f"{WORKSPACE_PATH}/artifacts/output"
-INPUT_DIRECTORY = f"{WORKSPACE_PATH}/artifacts/input"
-# R42: a revised attempt's previous files and the evaluation that asked for the revision.
-PREVIOUS_DIRECTORY = f"{WORKSPACE_PATH}/artifacts/previous"
-FEEDBACK_DIRECTORY = f"{WORKSPACE_PATH}/artifacts/feedback"
 
 TASK_RESULT_INSTRUCTION = """\
 
@@ -75,17 +66,14 @@ CA_KEY = "ca.crt"
 
 HARVESTER_CONTAINER = "harvester"
 FETCHER_CONTAINER = "fetch-inputs"
-# The harvester creates this file once it can take SIGTERM; the fetcher waits for it, so
-# the agent never starts (and never ends) before the harvester is ready for its last sync.
-HARVESTER_READY_FILE = f"{WORKSPACE_PATH}/.agentjobs/harvester-ready"
 # The harvester's last sync is retried until storage answers; give it time before a SIGKILL.
 STORAGE_GRACE_SECONDS = 3600
 
 
 _PREPARE_WORKSPACE = (
-    f"while [ ! -e {HARVESTER_READY_FILE} ]; do sleep 0.05; done; "
-    f"mkdir -p {OUTPUT_DIRECTORY} {INPUT_DIRECTORY} && "
-    f"chmod {pod_placement.SHARED_DIRECTORY_MODE:o} {OUTPUT_DIRECTORY} {INPUT_DIRECTORY}"
+    f"while [ ! -e {in_pod.HARVESTER_READY_FILE} ]; do sleep 0.05; done; "
+    f"mkdir -p {in_pod.OUTPUT} {in_pod.INPUT} && "
+    f"chmod {pod_placement.SHARED_DIRECTORY_MODE:o} {in_pod.OUTPUT} {in_pod.INPUT}"
 )
 
 
@@ -154,7 +142,7 @@ def prompt_config_map(
     files: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The agent's prompt (with the TASK_RESULT instruction) and ``files`` beside it."""
-    data = {**(files or {}), PROMPT_KEY: compose_prompt(prompt)}
+    data = {**(files or {}), in_pod.PROMPT_KEY: compose_prompt(prompt)}
     return config_map(
         name=name or naming.prompt_config_map(phase_resource),
         phase_resource=phase_resource,
@@ -167,7 +155,7 @@ def prompt_config_map(
 def config_map(
     *, name: str, phase_resource: str, namespace: str, owner: Owner, data: Mapping[str, str]
 ) -> dict[str, Any]:
-    """A ConfigMap mounted read-only at PROMPT_DIRECTORY, ``data`` as its files."""
+    """A ConfigMap mounted read-only at in_pod.PROMPT_DIRECTORY, ``data`` as its files."""
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -213,8 +201,8 @@ def _sidecar_containers(sidecars: Sidecars, security: SecurityContext) -> list[d
         credential(ENV_CREDENTIALS_CA, CA_KEY),
     ]
     mounts = [
-        {"name": WORKSPACE_VOLUME, "mountPath": WORKSPACE_PATH},
-        {"name": PROMPT_VOLUME, "mountPath": PROMPT_DIRECTORY, "readOnly": True},
+        {"name": WORKSPACE_VOLUME, "mountPath": in_pod.WORKSPACE},
+        {"name": PROMPT_VOLUME, "mountPath": in_pod.PROMPT_DIRECTORY, "readOnly": True},
     ]
     fetcher: dict[str, Any] = {
         "name": FETCHER_CONTAINER,
@@ -228,7 +216,7 @@ def _sidecar_containers(sidecars: Sidecars, security: SecurityContext) -> list[d
     }
     fetched = _fetcher_arguments(sidecars)
     if fetched:
-        fetcher["args"] = ["fetch-inputs", *fetched, "--wait-for", HARVESTER_READY_FILE]
+        fetcher["args"] = ["fetch-inputs", *fetched, "--wait-for", in_pod.HARVESTER_READY_FILE]
     else:
         # Nothing to fetch: a shell loop waits for the harvester, without starting Python.
         fetcher["command"] = ["sh", "-c", _PREPARE_WORKSPACE]
@@ -250,7 +238,7 @@ def _sidecar_containers(sidecars: Sidecars, security: SecurityContext) -> list[d
             "--max-phase-bytes",
             str(sidecars.harvest_limits.max_phase_bytes),
             "--ready-file",
-            HARVESTER_READY_FILE,
+            in_pod.HARVESTER_READY_FILE,
         ],
         "env": env,
         "volumeMounts": [*mounts, {"name": HARVESTER_TMP_VOLUME, "mountPath": "/tmp"}],
@@ -273,7 +261,7 @@ def _fetcher_arguments(sidecars: Sidecars) -> list[str]:
         arguments += ["--previous-manifest", sidecars.previous.manifest]
         arguments += ["--previous-sha256", sidecars.previous.sha256]
     if sidecars.feedback_key is not None:
-        arguments += ["--feedback", f"{PROMPT_DIRECTORY}/{sidecars.feedback_key}"]
+        arguments += ["--feedback", f"{in_pod.PROMPT_DIRECTORY}/{sidecars.feedback_key}"]
     return arguments
 
 
@@ -309,8 +297,8 @@ def phase_pod(
     """
     transcript_format = spec.transcript_format or TranscriptFormat.TEXT
     env = [
-        {"name": "AGENTJOBS_PROMPT_FILE", "value": PROMPT_FILE},
-        {"name": "AGENTJOBS_OUTPUT_DIR", "value": OUTPUT_DIRECTORY},
+        {"name": "AGENTJOBS_PROMPT_FILE", "value": in_pod.PROMPT_FILE},
+        {"name": "AGENTJOBS_OUTPUT_DIR", "value": in_pod.OUTPUT},
         {"name": "AGENTJOBS_EXECUTION", "value": spec.execution_name},
         {"name": "AGENTJOBS_PHASE", "value": spec.name},
         {"name": "AGENTJOBS_ATTEMPT", "value": str(attempt)},
@@ -322,10 +310,10 @@ def phase_pod(
         "name": container,
         "image": spec.image,
         "env": env,
-        "workingDir": WORKSPACE_PATH,
+        "workingDir": in_pod.WORKSPACE,
         "volumeMounts": [
-            {"name": WORKSPACE_VOLUME, "mountPath": WORKSPACE_PATH},
-            {"name": PROMPT_VOLUME, "mountPath": PROMPT_DIRECTORY, "readOnly": True},
+            {"name": WORKSPACE_VOLUME, "mountPath": in_pod.WORKSPACE},
+            {"name": PROMPT_VOLUME, "mountPath": in_pod.PROMPT_DIRECTORY, "readOnly": True},
             # Writable scratch space under a read-only root filesystem.
             {"name": TMP_VOLUME, "mountPath": "/tmp"},
             {"name": pod_placement.HOME_VOLUME, "mountPath": pod_placement.HOME_PATH},

@@ -130,10 +130,6 @@ class TranscriptReader(BlockTranscriptReader[Report]):
     def __init__(self, transcript_format: TranscriptFormat = TranscriptFormat.TEXT) -> None:
         super().__init__(report_body.TASK_RESULT, transcript_format)
 
-    @property
-    def reports_seen(self) -> int:
-        return self.blocks_seen
-
     def standing_report(self) -> Report:
         return self.standing()
 

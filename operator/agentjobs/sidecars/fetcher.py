@@ -29,11 +29,10 @@ from agentjobs.adapters import input_dir as destinations
 from agentjobs.adapters import output_dir as directories
 from agentjobs.adapters.object_store import StorageError
 from agentjobs.adapters.presigned_store import PresignedStore
-from agentjobs.logic import handoff, pod_placement
+from agentjobs.logic import backoff, handoff, pod_placement
 from agentjobs.models.storage import HandoffManifest, HandoffRef, ObjectLocation
 
 logger = logging.getLogger("agentjobs.fetcher")
-MAX_BACKOFF_SECONDS = 10.0
 T = TypeVar("T")
 
 
@@ -51,14 +50,14 @@ def wait_for(path: Path, *, timeout: float) -> None:
 
 
 def _retrying(operation: Callable[[], T], what: str) -> T:
-    backoff = 0.5
+    delays = backoff.STORAGE.delays()
     while True:
         try:
             return operation()
         except StorageError as error:
-            logger.warning("%s failed: %s; retrying in %.1f s", what, error, backoff)
-            time.sleep(backoff)
-            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+            delay = next(delays)
+            logger.warning("%s failed: %s; retrying in %.1f s", what, error, delay)
+            time.sleep(delay)
 
 
 def read_manifest(store: PresignedStore, inputs: HandoffRef) -> HandoffManifest:

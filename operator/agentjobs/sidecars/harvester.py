@@ -35,8 +35,7 @@ from types import FrameType
 from agentjobs.adapters import output_dir
 from agentjobs.adapters.object_store import StorageError, content_type
 from agentjobs.adapters.presigned_store import CredentialRefused, PresignedStore
-from agentjobs.logic import harvest, object_layout, unpushed_work
-from agentjobs.logic.pods import WORKSPACE_PATH
+from agentjobs.logic import backoff, harvest, in_pod, object_layout, unpushed_work
 from agentjobs.models.output import OutputEntry
 from agentjobs.models.storage import (
     ArtifactManifest,
@@ -48,7 +47,6 @@ from agentjobs.sidecars import work_scan
 
 logger = logging.getLogger("agentjobs.harvester")
 PARALLEL_UPLOADS = 4
-MAX_BACKOFF_SECONDS = 5.0
 MAX_FAILURES = 3
 UPLOAD_BUFFER = 1024 * 1024
 # The reason kept in the manifest: enough to name the refusal, never a long echo of a key.
@@ -64,7 +62,7 @@ class Harvester:
         bucket: str,
         attempt_root: str,
         limits: harvest.HarvestLimits = harvest.DEFAULT_LIMITS,
-        workspace: Path = Path(WORKSPACE_PATH),
+        workspace: Path = Path(in_pod.WORKSPACE),
         work_limits: unpushed_work.WorkLimits = unpushed_work.DEFAULT_LIMITS,
     ) -> None:
         self._store = store
@@ -214,7 +212,7 @@ class Harvester:
     def _retrying(self, *, final: bool) -> None:
         """One sync; storage errors are retried (the last sync until it succeeds), a refusal
         for good and a third unexpected failure are not."""
-        backoff = 0.5
+        delays = backoff.HARVEST.delays()
         failures = 0
         while True:
             try:
@@ -225,7 +223,7 @@ class Harvester:
                 self.failure = None
                 return
             except StorageError as error:
-                logger.warning("sync failed: %s; retrying in %.1f s", error, backoff)
+                logger.warning("sync failed: %s; retrying", error)
             except CredentialRefused as error:
                 logger.error("sync refused, not retried: %s", error)
                 self._give_up(f"the sync was refused: {error}", final=final)
@@ -239,11 +237,11 @@ class Harvester:
                         reason = f"the sync failed unexpectedly: {type(error).__name__}"
                         self._give_up(reason, final=final)
                     return
+            delay = next(delays)
             if final:
-                time.sleep(backoff)
-            elif self.stopping.wait(backoff):
+                time.sleep(delay)
+            elif self.stopping.wait(delay):
                 return  # SIGTERM: go straight to the final sync
-            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
 
     def run(self, *, interval: float) -> None:
         while not self.stopping.is_set():

@@ -20,14 +20,14 @@ to judge the artifacts by the rubric alone.
 
 from __future__ import annotations
 
-from agentjobs.logic import pods
+from agentjobs.logic import in_pod
 from agentjobs.models.kubernetes import EnvVar
 from agentjobs.models.outcomes import OutcomeSpec
 from agentjobs.models.resources import PhaseSpec
 from agentjobs.models.storage import HandoffRef
 
 RUBRIC_KEY = "rubric.md"
-RUBRIC_FILE = f"{pods.PROMPT_DIRECTORY}/{RUBRIC_KEY}"
+RUBRIC_FILE = f"{in_pod.PROMPT_DIRECTORY}/{RUBRIC_KEY}"
 RUBRIC_ENV = "AGENTJOBS_RUBRIC_FILE"
 NO_DESCRIPTION = "Judge the artifacts by the rubric alone."
 
@@ -36,7 +36,7 @@ GRADE_RESULT_INSTRUCTION = f"""\
 ---
 
 You are the grader. The rubric is in the file named by ${RUBRIC_ENV}; the artifacts to
-grade are under {pods.INPUT_DIRECTORY}/. Check each criterion of the rubric against them,
+grade are under {in_pod.INPUT}/. Check each criterion of the rubric against them,
 then end with a GRADE_RESULT block. It must be the last thing you write: the line
 `GRADE_RESULT:` followed by one JSON object, then a line holding only `GRADE_RESULT_END`:
 
@@ -59,7 +59,7 @@ def grader_prompt(outcome: OutcomeSpec) -> str:
 
 def grader_files(outcome: OutcomeSpec, rubric: str) -> dict[str, str]:
     """The grader's ConfigMap: its prompt and the rubric (inline, or read from rubricFrom)."""
-    return {pods.PROMPT_KEY: grader_prompt(outcome), RUBRIC_KEY: rubric}
+    return {in_pod.PROMPT_KEY: grader_prompt(outcome), RUBRIC_KEY: rubric}
 
 
 def grader_spec(spec: PhaseSpec, graded: HandoffRef) -> PhaseSpec:

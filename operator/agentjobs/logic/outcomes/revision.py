@@ -18,19 +18,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from agentjobs.logic import in_pod
 from agentjobs.models.contract import Criterion, EvaluationResult
 from agentjobs.models.outcomes import PhaseOutcome
 from agentjobs.models.storage import HandoffRef
 
-WORKSPACE_ARTIFACTS = "/workspace/artifacts"
-FEEDBACK_DIR = f"{WORKSPACE_ARTIFACTS}/feedback"
-PREVIOUS_DIR = f"{WORKSPACE_ARTIFACTS}/previous"
-INPUT_DIR = f"{WORKSPACE_ARTIFACTS}/input"
-
 
 def feedback_path(iteration: int) -> str:
     """Where evaluation ``iteration`` (0-based) is written for the next iteration."""
-    return f"{FEEDBACK_DIR}/evaluation-{iteration}.json"
+    return f"{in_pod.FEEDBACK}/evaluation-{iteration}.json"
 
 
 def evaluation_document(
@@ -64,7 +60,7 @@ def revision_section(
         "",
         f"A grader checked the result of iteration {iteration + 1} against the rubric and "
         "found that it needs revision. Revise the work to meet every criterion below.",
-        f"- Your files from that iteration: {PREVIOUS_DIR}/",
+        f"- Your files from that iteration: {in_pod.PREVIOUS}/",
         f"- The whole evaluation as JSON: {feedback_path(iteration)}",
         "",
         "### The grader's explanation",

@@ -1,0 +1,18 @@
+"""Where things are inside a phase's pod: the paths its containers, its prompt and the
+contract's rules all name, said once."""
+
+from __future__ import annotations
+
+WORKSPACE = "/workspace"
+ARTIFACTS = f"{WORKSPACE}/artifacts"
+OUTPUT = f"{ARTIFACTS}/output"  # R28: what the agent delivers
+INPUT = f"{ARTIFACTS}/input"  # what earlier phases handed on (or, for a grader, the work)
+# R42: a revised attempt's previous files and the evaluation that asked for the revision.
+PREVIOUS = f"{ARTIFACTS}/previous"
+FEEDBACK = f"{ARTIFACTS}/feedback"
+# The harvester creates this file once it can take SIGTERM; the fetcher waits for it, so
+# the agent never starts (and never ends) before the harvester is ready for its last sync.
+HARVESTER_READY_FILE = f"{WORKSPACE}/.agentjobs/harvester-ready"
+PROMPT_DIRECTORY = "/etc/agentjobs/prompt"
+PROMPT_KEY = "prompt.md"
+PROMPT_FILE = f"{PROMPT_DIRECTORY}/{PROMPT_KEY}"
