@@ -51,7 +51,7 @@ def test_a_lone_surrogate_in_a_blocker_is_replaced() -> None:
     blockers = read(report_block(body)).report.blockers
     assert blockers is not None
     assert blockers[0].type == "x\ufffd"
-    assert len(blockers[0].message.encode()) <= report_body.BLOCKER_TEXT_LIMIT
+    assert len(blockers[0].message.encode()) <= agent_text.SHORT_TEXT_BYTES
 
 
 def test_a_cli_error_cut_inside_a_surrogate_is_a_verdict() -> None:

@@ -18,7 +18,7 @@ import pytest
 
 from agentjobs.adapters.kube import ApiError
 from agentjobs.handlers import errors, phase_runner
-from agentjobs.logic import backoff, operator_failure
+from agentjobs.logic import agent_text, backoff, operator_failure
 from agentjobs.models.contract import FailureClassification, PhaseStatus
 from agentjobs.models.resources import PhaseResourceStatus
 
@@ -120,6 +120,6 @@ def test_the_failed_status_names_the_error_and_is_platform() -> None:
     blockers = status.task_outcome.blockers or []
     assert blockers and blockers[0].message.startswith("the operator met an unexpected error: ")
     assert "UnicodeEncodeError" in blockers[0].message
-    assert len(blockers[0].message.encode()) <= operator_failure.MESSAGE_LIMIT
+    assert len(blockers[0].message.encode()) <= agent_text.SHORT_TEXT_BYTES
     assert "\x1b" not in status.model_dump_json()
     status.model_dump_json(by_alias=True).encode("utf-8")

@@ -35,6 +35,11 @@ from pydantic import BaseModel
 
 from agentjobs.models import unsafe_text
 
+# The most of one text a status keeps, in bytes of UTF-8, before R57 squeezes any further: a
+# short one (a blocker's type or message, a criterion, a warning, a failure's message) and a
+# long one (a summary, the report's comments, an explanation, an error).
+SHORT_TEXT_BYTES = 1024
+LONG_TEXT_BYTES = 4096
 # How many of a list's names a message gives before it counts the rest.
 NAMES_SHOWN = 3
 # int64's largest value: Kubernetes stores integers as int64 and refuses larger ones.

@@ -21,7 +21,6 @@ from agentjobs.models.contract import FailureKind, Report, ReportState, SystemFa
 from agentjobs.models.resources import PhaseResourceStatus
 
 CODE = "OperatorError"
-MESSAGE_LIMIT = 1024
 
 
 def failure(error: BaseException) -> SystemFailure:
@@ -30,7 +29,9 @@ def failure(error: BaseException) -> SystemFailure:
     return SystemFailure(
         kind=FailureKind.OPERATOR_ERROR,
         code=CODE,
-        message=agent_text.cut(f"the operator met an unexpected error: {detail}", MESSAGE_LIMIT),
+        message=agent_text.cut(
+            f"the operator met an unexpected error: {detail}", agent_text.SHORT_TEXT_BYTES
+        ),
     )
 
 

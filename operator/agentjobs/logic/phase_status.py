@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from agentjobs.logic import conditions, naming, phase, report_body
+from agentjobs.logic import agent_text, conditions, naming, phase, report_body
 from agentjobs.logic.pods import Owner
 from agentjobs.logic.resolution import RunFacts
 from agentjobs.logic.transcript_reader import ReaderVerdict
@@ -23,9 +23,8 @@ from agentjobs.models.storage import HandoffRef
 
 # A Phase's status lists this many artifacts and warnings at most (the hand-off manifest
 # and the harvester's manifest have every one): with paths of at most 768 bytes and
-# warnings cut to WARNING_CHARS, both lists stay far below the API server's 1.5 MiB.
+# warnings cut to agent_text.SHORT_TEXT_BYTES, both lists stay far below the API server's 1.5 MiB.
 ARTIFACTS_LISTED = 100
-WARNING_CHARS = 1024
 TERMINAL = frozenset(
     {PhaseStatus.COMPLETED, PhaseStatus.FAILED, PhaseStatus.CANCELLED, PhaseStatus.INTERRUPTED}
 )
@@ -222,7 +221,8 @@ def finished(
             "handoff": handoff,
             "skipped_count": len(plan.skipped) if plan else None,
             "artifact_warnings": [
-                warning[:WARNING_CHARS] for warning in (plan.warnings if plan else [])
+                agent_text.cut(warning, agent_text.SHORT_TEXT_BYTES)
+                for warning in (plan.warnings if plan else [])
             ][:ARTIFACTS_LISTED],
             "deliverable_recovered": plan.deliverable_recovered if plan else None,
             "error": result.error,

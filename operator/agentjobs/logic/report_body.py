@@ -13,9 +13,7 @@ from typing import Any
 from agentjobs.logic import agent_text, blocks, json_body
 from agentjobs.models.contract import Blocker, FailureReason, Report, ReportState, SideEffects
 
-STATUS_COMMENTS_LIMIT = 4096
 BLOCKERS_LIMIT = 20
-BLOCKER_TEXT_LIMIT = 1024
 _FAILURE_REASONS = {reason.value: reason for reason in FailureReason}
 _SIDE_EFFECTS = {word.value: word for word in SideEffects}
 _LEGACY_STATUS = {"completed": True, "failed": False}
@@ -125,8 +123,8 @@ def _blockers(body: dict[str, Any], warnings: list[str]) -> list[Blocker] | None
             continue
         blockers.append(
             Blocker(
-                type=agent_text.cut(item["type"], BLOCKER_TEXT_LIMIT),
-                message=agent_text.cut(item["message"], BLOCKER_TEXT_LIMIT),
+                type=agent_text.cut(item["type"], agent_text.SHORT_TEXT_BYTES),
+                message=agent_text.cut(item["message"], agent_text.SHORT_TEXT_BYTES),
                 recoverable=item["recoverable"],
             )
         )
@@ -158,7 +156,7 @@ def comments_for_status(comments: str | None) -> str | None:
     """R9: ``comments`` cut to 4 KiB of UTF-8 for a CR status (the report artifact keeps it all)."""
     if comments is None:
         return None
-    return agent_text.cut(comments, STATUS_COMMENTS_LIMIT)
+    return agent_text.cut(comments, agent_text.LONG_TEXT_BYTES)
 
 
 def _read(body: str, warnings: list[str]) -> Report:

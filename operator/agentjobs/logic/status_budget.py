@@ -62,7 +62,13 @@ class Squeeze:
 
 
 LEVELS = (
-    Squeeze(4096, 1024, LAST_MESSAGE_LIMIT, ARTIFACTS_LISTED, CRITERIA_LISTED),
+    Squeeze(
+        agent_text.LONG_TEXT_BYTES,
+        agent_text.SHORT_TEXT_BYTES,
+        LAST_MESSAGE_LIMIT,
+        ARTIFACTS_LISTED,
+        CRITERIA_LISTED,
+    ),
     Squeeze(1024, 256, 16 * 1024, 20, 0),
     Squeeze(256, 64, 1024, 5, 0),
     Squeeze(64, 16, 0, 0, 0),

@@ -43,8 +43,6 @@ from agentjobs.models.contract import (
 )
 
 MAX_ITERATIONS_REASON = "max_iterations"
-BLOCKER_TEXT_LIMIT = 1024
-SUMMARY_LIMIT = 4096
 
 
 @dataclass(frozen=True)
@@ -108,20 +106,20 @@ def _not_met(
     plural = "" if max_iterations == 1 else "s"
     summary = f"The rubric was not met after {max_iterations} iteration{plural}."
     if explanation:
-        summary = agent_text.cut(f"{summary} {explanation}", SUMMARY_LIMIT)
+        summary = agent_text.cut(f"{summary} {explanation}", agent_text.LONG_TEXT_BYTES)
     unmet = [c for c in criteria if not c.met]
     blockers = [
         Blocker(
             type="unmet_criterion",
             message=agent_text.cut(
-                f"{c.name}: {c.feedback}" if c.feedback else c.name, BLOCKER_TEXT_LIMIT
+                f"{c.name}: {c.feedback}" if c.feedback else c.name, agent_text.SHORT_TEXT_BYTES
             ),
             recoverable=True,
         )
         for c in unmet[:BLOCKERS_LISTED]
     ]
     if not blockers:
-        message = agent_text.cut(summary, BLOCKER_TEXT_LIMIT)
+        message = agent_text.cut(summary, agent_text.SHORT_TEXT_BYTES)
         blockers = [Blocker(type="outcome_not_met", message=message, recoverable=True)]
     return TaskOutcome(
         status=TaskOutcomeStatus.PARTIAL_SUCCESS,

@@ -20,7 +20,6 @@ from agentjobs.logic import agent_text
 from agentjobs.logic.transcripts.meaning import CliError
 from agentjobs.models.contract import FailureKind, SystemFailure
 
-MESSAGE_LIMIT = 1024
 AGENT_CLI_ERROR = "agent_cli_error"
 MAX_TURNS = "max_turns"
 
@@ -55,7 +54,7 @@ _KINDS = (
 
 def truncated(message: str) -> str:
     """The message cut to 1 KiB of UTF-8, never through a character."""
-    return agent_text.cut(message, MESSAGE_LIMIT)
+    return agent_text.cut(message, agent_text.SHORT_TEXT_BYTES)
 
 
 def classify(error: CliError) -> SystemFailure:
