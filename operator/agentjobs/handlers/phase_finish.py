@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 
 from agentjobs.adapters import metrics
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
-from agentjobs.handlers.phase_log import Transcript
 from agentjobs.handlers.phase_pod import delete_finished_pods, delete_secret
 from agentjobs.handlers.phase_storage import StoredObject, stored_files, stored_work
 from agentjobs.logic import bucket_policy, handoff, harvest, phase, phase_status, resolution
@@ -24,16 +23,6 @@ from agentjobs.models.resources import PhaseResourceStatus
 from agentjobs.models.storage import RepositoryRecord
 
 logger = logging.getLogger(__name__)
-
-
-async def store_transcript(ctx: PhaseContext, attempt: Attempt, transcript: Transcript) -> None:
-    """Store what was kept of the log, ended with a note when it was truncated (R58)."""
-    transcript.seal()
-    if ctx.storage is None or attempt.bucket is None or attempt.root is None:
-        return
-    await ctx.storage.store_transcript(
-        attempt.bucket, attempt.root, transcript.file, transcript.stored, ctx.report_waiting
-    )
 
 
 async def _collect(

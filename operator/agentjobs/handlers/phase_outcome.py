@@ -3,8 +3,8 @@
 After an agent attempt concludes, :func:`after_attempt` either ends the phase
 with it (no outcome, or an attempt that did not complete: nothing is graded,
 R37) or starts its evaluation: the grader's pod ``<phase>-g<n>`` grades attempt
-``n`` (pod ``<phase>-a<n>``, evaluation ``n - 1``, 0-based), its log read
-live by the same machinery as the agent's. The evaluation's end is written in
+``n`` (pod ``<phase>-a<n>``, evaluation ``n - 1``, 0-based), run by the same
+pod run as the agent's (:mod:`pod_run`). The evaluation's end is written in
 one status write with what follows it, the next attempt or the phase's end
 (:mod:`agentjobs.logic.outcomes.loop_status`), so a restarted operator resumes
 exactly: an evaluation recorded as started and not finished is graded again
@@ -22,9 +22,9 @@ import asyncio
 from datetime import UTC, datetime
 
 from agentjobs.adapters import metrics
-from agentjobs.handlers import events, phase_finish, phase_log, phase_pod, pod_wait
+from agentjobs.handlers import events, phase_finish, phase_log, phase_pod, pod_run, pod_wait
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
-from agentjobs.logic import naming, outcome, phase_core, pods, resolution
+from agentjobs.logic import naming, outcome, phase_core, pods
 from agentjobs.logic.outcomes import evaluation, grader, loop_status, phase_end, record, revision
 from agentjobs.logic.phase_core import AfterEvaluation
 from agentjobs.models.contract import (
@@ -202,29 +202,19 @@ async def _evaluate(
     refused = await phase_pod.create_grader_pod(ctx, attempt, pod)
     if refused is not None:
         return failed(refused)
-    stopper = asyncio.create_task(pod_wait.stop_when_requested(ctx, grader_name))
+    root = ctx.storage.grader_root(ctx.spec, namespace=ctx.namespace, attempt=attempt.number)
     ongoing = asyncio.create_task(_post_ongoing(ctx, iteration))
-    verdict = None
     try:
-        waited = await pod_wait.wait_for_start(ctx, grader_name, GRADER)
-        if isinstance(waited, resolution.RunFacts):
-            run = waited
-        else:
-            reading = phase_log.grader_log(ctx, grader_name, pod.spec.transcript_format)
-            result = await reading.read()
-            run, verdict = result.run, result.verdict
-            ended = await pod_wait.settle(ctx, grader_name, GRADER)
-            if ended is not None:
-                run = pod_wait.with_final_status(ctx, run, ended, GRADER)
-            root = ctx.storage.grader_root(
-                ctx.spec, namespace=ctx.namespace, attempt=attempt.number
-            )
-            await phase_finish.store_transcript(
-                ctx, Attempt(grader_name, attempt.number, attempt.bucket, root), result.transcript
-            )
+        ran = await pod_run.run_pod(
+            ctx,
+            grader_name,
+            container=GRADER,
+            reading=lambda: phase_log.grader_log(ctx, grader_name, pod.spec.transcript_format),
+            transcript_at=Attempt(grader_name, attempt.number, attempt.bucket, root),
+        )
     finally:
-        stopper.cancel()
         ongoing.cancel()
+    run, verdict = ran.run, ran.verdict
     graded = verdict.grade if verdict else Grade(state=GradeState.NOT_REPORTED)
     grader_run = phase_core.grader_run(
         run, ctx.stops, verdict.grader_cli_error if verdict else None

@@ -1,10 +1,12 @@
 """Run one Phase to its end: pod, live log, checkpoint, harvest, verdict.
 
-One asyncio task per running Phase, never a thread. The stages live in their
-own modules: the pod's life (:mod:`phase_pod`, :mod:`pod_wait`), reading the
-log (:mod:`phase_log`), finishing (:mod:`phase_finish`) and an outcome's
-grading and revisions (:mod:`phase_outcome`); this module puts them in
-order. Once the agent's log is read to its end, the transcript is stored and
+One asyncio task per running Phase, never a thread. The phase core
+(:mod:`agentjobs.logic.phase_core`) says which step the Phase's status is at;
+the stages live in their own modules: making the pod (:mod:`phase_pod`), one
+pod's run from its start to its stored transcript, the agent's and a grader's
+alike (:mod:`pod_run`, with :mod:`pod_wait` and :mod:`phase_log`), finishing
+(:mod:`phase_finish`) and an outcome's grading and revisions
+(:mod:`phase_outcome`); this module puts them in order. Once the agent's log is read to its end, the transcript is stored and
 the run's facts are checkpointed in the Phase's status before anything else,
 so the runner is safe to kill at any moment: a new one finishes from the
 checkpoint (even without the pod), or, before it, finds the same pod by
@@ -18,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -32,19 +33,19 @@ from agentjobs.handlers import (
     phase_pod,
     phase_retry,
     pod_release,
+    pod_run,
     pod_wait,
 )
 from agentjobs.handlers.config import OperatorConfig
 from agentjobs.handlers.observed import Observed
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
-from agentjobs.handlers.phase_log import Transcript
 from agentjobs.handlers.phase_storage import PhaseStorage
 from agentjobs.logic import (
     backoff,
     operator_failure,
     phase_core,
     phase_status,
-    resolution,
+    pods,
     run_checkpoint,
 )
 from agentjobs.logic.outcomes.revision import Revision
@@ -203,42 +204,34 @@ class PhaseRunner:
                 failure = await phase_pod.create_pod(ctx, attempt, revision=revision)
             if stopped or failure is not None:
                 facts = phase_core.not_started(ctx.stops, failure)
-                return await self._judged(ctx, attempt, facts, None, None)
+                unstarted: pod_run.PodRun[ReaderVerdict] = await pod_run.unstarted(
+                    ctx, attempt.pod_name, facts, container=pods.AGENT_CONTAINER
+                )
+                return await self._judged(ctx, attempt, unstarted)
             message = f"pod {attempt.pod_name} runs the agent"
             logger.info("attempt %d: %s", attempt.number, message)
             if not await ctx.write_status(_running(ctx, attempt, message)):
                 return None
-        stopper = asyncio.create_task(pod_wait.stop_when_requested(ctx, attempt.pod_name))
-        try:
-            waited = await pod_wait.wait_for_start(ctx, attempt.pod_name)
-            if isinstance(waited, resolution.RunFacts):
-                return await self._judged(ctx, attempt, waited, None, None)
-            result = await phase_log.agent_log(ctx, attempt.pod_name).read()
-            return await self._judged(ctx, attempt, result.run, result.verdict, result.transcript)
-        finally:
-            stopper.cancel()
+        ran = await pod_run.run_pod(
+            ctx,
+            attempt.pod_name,
+            container=pods.AGENT_CONTAINER,
+            reading=lambda: phase_log.agent_log(ctx, attempt.pod_name),
+            transcript_at=attempt,
+        )
+        return await self._judged(ctx, attempt, ran)
 
     async def _judged(
-        self,
-        ctx: PhaseContext,
-        attempt: Attempt,
-        run: resolution.RunFacts,
-        verdict: ReaderVerdict | None,
-        transcript: Transcript | None,
+        self, ctx: PhaseContext, attempt: Attempt, ran: pod_run.PodRun[ReaderVerdict]
     ) -> PhaseResourceStatus | None:
-        """Let the harvester finish, store the transcript, checkpoint the run's facts (with
-        what the pod's final status adds), then collect and conclude."""
-        ctx.agent_ended_at = time.monotonic() if transcript is not None else None
-        pod = await pod_wait.settle(ctx, attempt.pod_name)
-        if ctx.agent_ended_at is not None:
-            metrics.harvest_lag.observe(time.monotonic() - ctx.agent_ended_at)
-        if pod is not None and transcript is not None:
-            run = pod_wait.with_final_status(ctx, run, pod)
-        if transcript is not None:
-            await phase_finish.store_transcript(ctx, attempt, transcript)
+        """Checkpoint the run's facts, let the pod go, then collect and conclude."""
+        ctx.agent_ended_at = ran.log_ended_at
+        if ran.harvest_seconds is not None:
+            metrics.harvest_lag.observe(ran.harvest_seconds)
+        transcript = ran.transcript
         record = run_checkpoint.record(
-            run,
-            verdict,
+            ran.run,
+            ran.verdict,
             transcript_bytes=transcript.stored if transcript else 0,
             transcript_sha256=transcript.sha256 if transcript else "",
             transcript_truncated=transcript.truncated if transcript else False,
