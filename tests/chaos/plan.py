@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from tests import builders
 from tests.integration.images import BUSYBOX
 
 Fault = Literal["none", "delete-pod", "delete-phase", "reapply"]
@@ -21,10 +22,6 @@ _WORK = (
     'for i in $(seq 1 {lines}); do echo "{name} works on step $i of {lines}"; sleep {pause}; done'
 )
 _OUTPUT = 'echo "{name}" > "$AGENTJOBS_OUTPUT_DIR/result.txt"'
-_REPORT = (
-    'echo \'TASK_RESULT: {{"success": {success}, {reason}"side_effects": "none", '
-    '"comments": "{comment}"}}\'; echo TASK_RESULT_END'
-)
 
 
 @dataclass(frozen=True)
@@ -52,17 +49,14 @@ class Planned:
         phases = []
         for index in range(self.phases):
             last = index == self.phases - 1
-            success = "false" if last and self.ending == "refused" else "true"
-            reason = '"failure_reason": "task", ' if success == "false" else ""
+            refused = last and self.ending == "refused"
+            reason = {"failure_reason": "task"} if refused else {}
+            report = builders.report(not refused, self.comment(index, incarnation), **reason)
             script = "; ".join(
                 (
                     _WORK.format(name=self.name, lines=lines, pause=pause),
                     _OUTPUT.format(name=self.name),
-                    _REPORT.format(
-                        success=success,
-                        reason=reason,
-                        comment=self.comment(index, incarnation),
-                    ),
+                    builders.echo_block(report),
                     "exit 3" if last and self.ending == "crash" else "true",
                 )
             )

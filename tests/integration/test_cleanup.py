@@ -9,23 +9,20 @@ A real `agentjobs run` with storage:
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import UTC, datetime
 from typing import Any
 
 from devcluster.testing import Kubectl
+from tests import builders
 from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import OperatorProcess, wait_finished, wait_for
 
-REPORT = {"success": True, "side_effects": "none", "comments": "notes written"}
+REPORT = builders.report(comments="notes written")
 
 
 def execution(name: str, **spec: Any) -> dict[str, Any]:
-    script = (
-        'echo "# Notes" > "$AGENTJOBS_OUTPUT_DIR/notes.md"; '
-        f"echo 'TASK_RESULT: {json.dumps(REPORT)}'; echo TASK_RESULT_END"
-    )
+    script = 'echo "# Notes" > "$AGENTJOBS_OUTPUT_DIR/notes.md"; ' + builders.echo_block(REPORT)
     return {
         "apiVersion": "agentjobs.io/v1alpha1",
         "kind": "Execution",

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from devcluster.testing import Kubectl
+from tests import builders
 from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (
     OperatorProcess,
@@ -22,11 +23,11 @@ from tests.integration.operator_fixtures import (
 )
 
 INPUT = "/workspace/artifacts/input"
-REPORT = {"success": True, "side_effects": "none", "comments": "notes handed on"}
+REPORT = builders.report(comments="notes handed on")
 
 
 def phase(name: str, script: str) -> dict[str, Any]:
-    done = f"echo 'TASK_RESULT: {json.dumps(REPORT)}'; echo TASK_RESULT_END"
+    done = builders.echo_block(REPORT)
     return {"name": name, "image": BUSYBOX, "prompt": "Work.", "command": ["sh", "-c"],
             "args": [f"{script}; {done}"]}  # fmt: skip
 

@@ -8,17 +8,17 @@ storage exactly what `kubectl logs` printed while the pod was there.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 from devcluster.testing import Kubectl
+from tests import builders
 from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import OperatorProcess, phase_status, wait_finished
 
 AGENTJOBS = str(Path(sys.executable).parent / "agentjobs")
-REPORT = {"success": True, "side_effects": "none", "comments": "wrote odd bytes"}
+REPORT = builders.report(comments="wrote odd bytes")
 
 
 def logs(s3_env: dict[str, str], *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -32,8 +32,7 @@ def test_a_deleted_pods_transcript_is_printed_byte_for_byte(
 ) -> None:
     script = (
         r"printf 'first\rline\nnot utf-8: \377\376 and a\ttab\n'; "
-        'echo "# Notes" > "$AGENTJOBS_OUTPUT_DIR/notes.md"; '
-        f"echo 'TASK_RESULT: {json.dumps(REPORT)}'; echo TASK_RESULT_END"
+        'echo "# Notes" > "$AGENTJOBS_OUTPUT_DIR/notes.md"; ' + builders.echo_block(REPORT)
     )
     kubectl.apply(
         {

@@ -16,6 +16,7 @@ from minio import Minio
 from devcluster.images.catalog import OPERATOR_IMAGE
 from devcluster.layout import REAL_NODE_NAME
 from devcluster.testing import Kubectl
+from tests import builders
 from tests.integration.images import AGENT_IMAGE, AGENT_UID
 from tests.integration.operator_fixtures import (
     OperatorProcess,
@@ -25,22 +26,11 @@ from tests.integration.operator_fixtures import (
 )
 from tests.integration.stored import stored_objects
 
-REPORT = "echo 'TASK_RESULT: {\"success\": true}'; echo TASK_RESULT_END"
+REPORT = builders.echo_block({"success": True})
 
 
 def execution(name: str, *scripts: str, **defaults: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "agentjobs.io/v1alpha1",
-        "kind": "Execution",
-        "metadata": {"name": name},
-        "spec": {
-            "defaults": {"image": AGENT_IMAGE, "command": ["sh", "-c"], **defaults},
-            "phases": [
-                {"name": f"step{i}", "prompt": "Do it.", "args": [script]}
-                for i, script in enumerate(scripts)
-            ],
-        },
-    }
+    return builders.shell_execution(name, *scripts, **{"image": AGENT_IMAGE, **defaults})
 
 
 def pod(kubectl: Kubectl, namespace: str, name: str) -> Any:

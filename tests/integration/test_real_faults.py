@@ -18,6 +18,7 @@ from typing import Any
 from devcluster import cluster, testing
 from devcluster.layout import NODE_ADDRESS, NODE_PORT
 from devcluster.testing import Kubectl
+from tests import builders
 from tests.integration.images import AGENT_IMAGE
 from tests.integration.operator_fixtures import (
     OperatorProcess,
@@ -26,25 +27,13 @@ from tests.integration.operator_fixtures import (
     wait_for,
 )
 
-REPORT = (
-    'echo \'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "%s"}\'; '
-    "echo TASK_RESULT_END"
-)
 # How long the phase pod tolerates its node being unreachable before the taint eviction
 # controller deletes it (the admission default is 300 s).
 UNREACHABLE_SECONDS = 2
 
 
 def execution(name: str, script: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "agentjobs.io/v1alpha1",
-        "kind": "Execution",
-        "metadata": {"name": name},
-        "spec": {
-            "defaults": {"image": AGENT_IMAGE, "command": ["sh", "-c"]},
-            "phases": [{"name": "step0", "prompt": "Do it.", "args": [script]}],
-        },
-    }
+    return builders.shell_execution(name, script, image=AGENT_IMAGE)
 
 
 def wait_running(kubectl: Kubectl, namespace: str, phase: str) -> None:
@@ -83,7 +72,9 @@ def test_a_stopped_kubelet_interrupts_its_phase_once_the_node_is_lost(
 def test_cut_kubelet_connections_just_before_the_report_still_give_the_report(
     kubectl: Kubectl, namespace: str, operator: OperatorProcess
 ) -> None:
-    script = "for i in $(seq 10 49); do echo line $i; done; sleep 6; " + REPORT % "tail kept"
+    script = "for i in $(seq 10 49); do echo line $i; done; sleep 6; " + builders.echo_block(
+        builders.report(comments="tail kept")
+    )
     kubectl.apply(execution("cut", script), namespace)
     wait_running(kubectl, namespace, "cut-0-step0")
     wait_for(

@@ -13,12 +13,12 @@ a shell script that reads AGENTJOBS_ATTEMPT:
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from minio import Minio
 
 from devcluster.testing import Kubectl
+from tests import builders
 from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import OperatorProcess, phase_status, wait_finished
 from tests.integration.stored import stored_objects
@@ -27,7 +27,7 @@ RETRY = {"limit": 2, "backoffSeconds": 1}
 
 
 def report(**fields: Any) -> str:
-    return f"echo 'TASK_RESULT: {json.dumps(fields)}'; echo TASK_RESULT_END"
+    return builders.echo_block(fields)
 
 
 def execution(name: str, script: str) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from minio import Minio
 
 from devcluster.build import KUBERNETES_VERSION
 from devcluster.testing import Kubectl
+from tests import builders
 from tests.cluster_fixtures import every_s3_store
 from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (
@@ -54,10 +55,7 @@ from tests.integration.test_rbac import CHART, RELEASE, token_kubeconfig
 
 OTHER_BUCKET = "agentjobs-not-allowed"
 TENANT = "tenant"
-REPORT = (
-    'echo \'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "ok"}\'; '
-    "echo TASK_RESULT_END"
-)
+REPORT = builders.echo_block(builders.report())
 
 pytestmark = every_s3_store
 

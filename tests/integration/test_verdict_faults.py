@@ -18,7 +18,7 @@ from typing import Any
 
 from devcluster import testing
 from devcluster.testing import Kubectl
-from tests.integration.images import BUSYBOX
+from tests import builders
 from tests.integration.operator_fixtures import (
     OperatorProcess,
     phase_status,
@@ -26,27 +26,15 @@ from tests.integration.operator_fixtures import (
     wait_for,
 )
 
+
 # Leaves a deliverable and reports success with the comment given.
-REPORT = (
-    'echo result > "$AGENTJOBS_OUTPUT_DIR/result.txt"; '
-    'echo \'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "%s"}\'; '
-    "echo TASK_RESULT_END"
-)
+def delivered(comments: str) -> str:
+    """A script that writes its result and reports ``comments``."""
+    report = builders.echo_block(builders.report(comments=comments))
+    return f'echo result > "$AGENTJOBS_OUTPUT_DIR/result.txt"; {report}'
 
 
-def execution(name: str, *scripts: str, **defaults: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "agentjobs.io/v1alpha1",
-        "kind": "Execution",
-        "metadata": {"name": name},
-        "spec": {
-            "defaults": {"image": BUSYBOX, "command": ["sh", "-c"], **defaults},
-            "phases": [
-                {"name": f"step{i}", "prompt": "Do it.", "args": [script]}
-                for i, script in enumerate(scripts)
-            ],
-        },
-    }
+execution = builders.shell_execution
 
 
 def resource_version(kubectl: Kubectl, namespace: str, kind: str, name: str) -> str:
@@ -73,13 +61,13 @@ def test_an_ended_execution_is_not_written_again(
 def test_an_execution_applied_again_under_its_name_runs_its_own_phase(
     kubectl: Kubectl, namespace: str, operator: OperatorProcess
 ) -> None:
-    kubectl.apply(execution("again", "sleep 3; " + REPORT % "first"), namespace)
+    kubectl.apply(execution("again", "sleep 3; " + delivered("first")), namespace)
     wait_for(
         lambda: phase_status(kubectl, namespace, "again-0-step0").get("status") == "running",
         what="the first incarnation to run",
     )
     kubectl.run("delete", "execution", "again", "-n", namespace, "--wait=false")
-    kubectl.apply(execution("again", REPORT % "second", keepPods=True), namespace)
+    kubectl.apply(execution("again", delivered("second"), keepPods=True), namespace)
     status = wait_finished(kubectl, namespace, "again", timeout=90)
     uid = kubectl.json("get", "-n", namespace, "execution", "again")["metadata"]["uid"]
     phase = kubectl.json("get", "-n", namespace, "phase", "again-0-step0")
@@ -128,7 +116,7 @@ def test_a_slow_start_is_not_failed_by_the_pending_timeout(
     # bound but no container starts, a wait that time ends: it must not fail the phase.
     testing.stop_kubelet()
     try:
-        kubectl.apply(execution("slow-start", REPORT % "started late"), namespace)
+        kubectl.apply(execution("slow-start", delivered("started late")), namespace)
         time.sleep(8)
         assert phase_status(kubectl, namespace, "slow-start-0-step0").get("status") == "running"
     finally:
@@ -140,7 +128,7 @@ def test_a_slow_start_is_not_failed_by_the_pending_timeout(
 def test_a_restart_after_the_checkpoint_does_not_read_the_log_again(
     kubectl: Kubectl, namespace: str, operator: OperatorProcess
 ) -> None:
-    kubectl.apply(execution("judged", "echo working; " + REPORT % "judged once"), namespace)
+    kubectl.apply(execution("judged", "echo working; " + delivered("judged once")), namespace)
     wait_for(
         lambda: "run" in phase_status(kubectl, namespace, "judged-0-step0"),
         what="the run's facts to be checkpointed",
@@ -161,7 +149,7 @@ def test_a_pod_deleted_before_it_was_recorded_is_interrupted_and_never_run_twice
 ) -> None:
     # An operator that dies between creating the pod and recording it, then the pod is
     # deleted before the next one starts: the finalizer keeps the pod for it to read.
-    kubectl.apply(execution("unrecorded", "sleep 30; " + REPORT % "ran twice"), namespace)
+    kubectl.apply(execution("unrecorded", "sleep 30; " + delivered("ran twice")), namespace)
     phase = "unrecorded-0-step0"
     wait_for(
         lambda: phase_status(kubectl, namespace, phase).get("status") == "running",

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any
 
 from devcluster.images.catalog import CLAUDE_CODE_IMAGE, CODEX_IMAGE, GEMINI_CLI_IMAGE
+from tests import builders
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,5 @@ CLIS = [
 
 
 def report(success: bool, comments: str, failure_reason: str | None = None) -> str:
-    body: dict[str, Any] = {"success": success, "side_effects": "none", "comments": comments}
-    if failure_reason is not None:
-        body["failure_reason"] = failure_reason
-    return f"TASK_RESULT: {json.dumps(body)}\nTASK_RESULT_END"
+    reason = {} if failure_reason is None else {"failure_reason": failure_reason}
+    return builders.block(builders.report(success, comments, **reason))

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from minio import Minio
 
+from tests import builders
 from tests.cluster_fixtures import every_s3_store
 from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (
@@ -27,10 +28,7 @@ from tests.integration.stored import stored_objects
 from tests.security.conftest import Tenant
 
 pytestmark = [pytest.mark.integration, every_s3_store]
-REPORT = (
-    'echo \'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "ok"}\'; '
-    "echo TASK_RESULT_END"
-)
+REPORT = builders.echo_block(builders.report())
 
 
 def execution(name: str, bucket: str) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from agentjobs.handlers import notifier, phase_pod
 from agentjobs.models.contract import SystemFailure
 from agentjobs.models.kubernetes import KeySelector
 from devcluster.testing import DevCluster, Kubectl
+from tests import builders
 from tests.integration import namespace_policy
 from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import REPO, OperatorProcess, wait_finished, wait_for
@@ -257,10 +258,7 @@ def test_a_refused_phase_fails_its_execution_once_with_the_refusals_words(
     assert f"execution {tenant.namespace}/refused: " not in log, log[-4000:]  # no retries
 
 
-REPORT = (
-    'echo \'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "ok"}\'; '
-    "echo TASK_RESULT_END"
-)
+REPORT = builders.echo_block(builders.report())
 
 
 def test_names_that_read_alike_and_dotted_names_at_the_limit_all_run(

@@ -30,6 +30,7 @@ import pytest
 from minio import Minio
 
 from devcluster.testing import Kubectl
+from tests import builders
 from tests.integration.images import PYTHON_GIT
 from tests.integration.operator_fixtures import (
     OperatorProcess,
@@ -43,10 +44,7 @@ pytestmark = pytest.mark.integration
 
 BUDGET = 256 * 1024
 TRANSCRIPT_CAP = 1024 * 1024
-REPORT = """
-echo 'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "done"}'
-echo TASK_RESULT_END
-"""
+REPORT = f"\n{builders.echo_block(builders.report(comments='done'))}\n"
 # 50,000 empty files, each name over 100 bytes: listed whole, 10,000 of them are a megabyte.
 MANY_EMPTY = (
     "python3 -c \"import os; d = os.environ['AGENTJOBS_OUTPUT_DIR'] + '/many'; os.mkdir(d)\n"

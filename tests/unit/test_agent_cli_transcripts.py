@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import pytest
 
 from agentjobs.models.contract import FailureKind, ReportState, TranscriptFormat, Usage
+from tests import builders
 from tests.unit.agent_cli_events import (
     FIXTURES,
     claude_result,
@@ -41,7 +42,7 @@ CLAUDE = TranscriptFormat.CLAUDE_CODE
 CODEX = TranscriptFormat.CODEX
 GEMINI = TranscriptFormat.GEMINI_CLI
 OPENCODE = TranscriptFormat.OPENCODE
-REPORT = 'TASK_RESULT: {"success": true, "comments": "ok"}\nTASK_RESULT_END'
+REPORT = builders.block({"success": True, "comments": "ok"})
 FAILURE = 'TASK_RESULT: {"success": false, "failure_reason": "task"}\nTASK_RESULT_END'
 
 

@@ -20,6 +20,7 @@ import pytest
 
 from agentjobs import cli
 from agentjobs.models.contract import ReportState, TranscriptFormat
+from tests import builders
 from tests.unit.reading import read
 
 SHARED = Path(__file__).parents[2].parent / "shared" / "transcripts"
@@ -43,7 +44,7 @@ ERRORS = {
     "gemini-6": ("blocked", "config"),  # the requested model was not found
     "gemini-7": ("failed", "agent_cli_error"),  # an invalid stream after the answer
 }
-REPORT = 'TASK_RESULT: {"success": true, "comments": "checked"}\nTASK_RESULT_END'
+REPORT = builders.block({"success": True, "comments": "checked"})
 
 
 def transcripts() -> list[Path]:

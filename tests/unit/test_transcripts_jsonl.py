@@ -11,6 +11,7 @@ import json
 
 from agentjobs.logic import transcript_reader
 from agentjobs.models.contract import ReportState, TranscriptFormat
+from tests import builders
 from tests.unit.reading import read
 
 JSONL = TranscriptFormat.JSONL
@@ -40,7 +41,7 @@ def result(text: str | None = None) -> str:
     return json.dumps(event) + "\n"
 
 
-REPORT = 'TASK_RESULT: {"success": true, "comments": "ok"}\nTASK_RESULT_END'
+REPORT = builders.block({"success": True, "comments": "ok"})
 
 
 def test_r13_a_report_in_a_claude_code_assistant_message_is_read() -> None:
