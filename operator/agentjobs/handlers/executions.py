@@ -236,7 +236,15 @@ class ExecutionReconciler:
         # R57: fitted before its notifications too, which compare it with the written one.
         status = status_budget.fit_execution(status)
         if spec.notify:
-            status = await self._notifications(body, spec, status, previous, children, now)
+            meta = body["metadata"]
+            status = await self._notifier.recorded(
+                execution=message.ExecutionRef(meta["namespace"], meta["name"], meta["uid"]),
+                spec=spec,
+                status=status,
+                previous=previous,
+                children=children,
+                now=now,
+            )
             status = status_budget.fit_execution(status)
         status = await self._write_status(body, spec, children, status, previous, now=now)
         if spec.notify and (wake := due.wake_at(status.notifications, now=now)) is not None:
@@ -313,29 +321,6 @@ class ExecutionReconciler:
             return resume.handoff_gone(inheritance.parent, resource_name)
         status = PhaseResourceStatus.model_validate(phase.get("status") or {})
         return resume.resumption(inheritance, status.handoff)
-
-    async def _notifications(
-        self,
-        body: dict[str, Any],
-        spec: ExecutionSpec,
-        status: ExecutionResourceStatus,
-        previous: ExecutionResourceStatus,
-        children: list[execution_plan.ChildPhase],
-        now: datetime,
-    ) -> ExecutionResourceStatus:
-        """``status`` with its notifications (R51): owed ones recorded with the verdict, then
-        attempted at the next reconcile, whose attempts are bounded by the sender's timeout."""
-        meta = body["metadata"]
-        execution = message.ExecutionRef(meta["namespace"], meta["name"], meta["uid"])
-        if due.attempt_now(status, previous):
-            records = await self._notifier.settle(
-                execution=execution, spec=spec, status=status, children=children, now=now
-            )
-        else:
-            records = self._notifier.owed(
-                execution=execution, spec=spec, status=status, children=children
-            )
-        return status.model_copy(update={"notifications": records})
 
     async def _apply_retention(self, body: dict[str, Any], spec: ExecutionSpec) -> bool:
         """``artifactRetention: Delete`` holds a finalizer that removes the execution's objects

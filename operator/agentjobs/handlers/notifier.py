@@ -139,6 +139,26 @@ class Notifier:
             records = due.replaced(records, updated)
         return records
 
+    async def recorded(
+        self,
+        *,
+        execution: message.ExecutionRef,
+        spec: ExecutionSpec,
+        status: ExecutionResourceStatus,
+        previous: ExecutionResourceStatus,
+        children: Sequence[ChildPhase],
+        now: datetime,
+    ) -> ExecutionResourceStatus:
+        """``status`` with its notifications (R51): owed ones recorded with the verdict, then
+        attempted at the next reconcile, whose attempts are bounded by the sender's timeout."""
+        if due.attempt_now(status, previous):
+            records = await self.settle(
+                execution=execution, spec=spec, status=status, children=children, now=now
+            )
+        else:
+            records = self.owed(execution=execution, spec=spec, status=status, children=children)
+        return status.model_copy(update={"notifications": records})
+
     async def _attempt(
         self,
         record: NotificationRecord,

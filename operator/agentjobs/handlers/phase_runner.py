@@ -6,14 +6,16 @@ the stages live in their own modules: making the pod (:mod:`phase_pod`), one
 pod's run from its start to its stored transcript, the agent's and a grader's
 alike (:mod:`pod_run`, with :mod:`pod_wait` and :mod:`phase_log`), finishing
 (:mod:`phase_finish`) and an outcome's grading and revisions
-(:mod:`phase_outcome`); this module puts them in order. Once the agent's log is read to its end, the transcript is stored and
-the run's facts are checkpointed in the Phase's status before anything else,
-so the runner is safe to kill at any moment: a new one finishes from the
-checkpoint (even without the pod), or, before it, finds the same pod by
-its deterministic name and the Phase's UID and reads the log again, checking
-it against the progress already recorded (R14). A phase with an outcome goes
-on from attempt to attempt as its evaluations say, and a failed attempt is followed by
-another as the phase's retry policy says (:mod:`phase_retry`).
+(:mod:`phase_outcome`); this module puts them in order.
+
+Once the agent's log is read to its end, the transcript is stored and the
+run's facts are checkpointed in the Phase's status before anything else, so
+the runner is safe to kill at any moment: a new one finishes from the
+checkpoint (even without the pod), or, before it, finds the same pod by its
+deterministic name and the Phase's UID and reads the log again, checking it
+against the progress already recorded (R14). A phase with an outcome goes on
+from attempt to attempt as its evaluations say, and a failed attempt is
+followed by another as the phase's retry policy says (:mod:`phase_retry`).
 """
 
 from __future__ import annotations
