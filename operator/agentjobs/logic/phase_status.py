@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from agentjobs.logic import agent_text, conditions, naming, phase, report_body
 from agentjobs.logic.pods import Owner
 from agentjobs.logic.resolution import RunFacts
-from agentjobs.logic.transcript_reader import ReaderVerdict
-from agentjobs.models.contract import Artifact, PhaseStatus
+from agentjobs.models.contract import Artifact, PhaseStatus, Report, Usage
 from agentjobs.models.kubernetes import EnvVar
 from agentjobs.models.resources import (
     API_VERSION,
@@ -25,6 +24,18 @@ from agentjobs.models.storage import HandoffRef
 # and the harvester's manifest have every one): with paths of at most 768 bytes and
 # warnings cut to agent_text.SHORT_TEXT_BYTES, both lists stay far below the API server's 1.5 MiB.
 ARTIFACTS_LISTED = 100
+
+
+class Verdict(Protocol):
+    """What a phase's status takes of its reader's verdict (the agent's, or one restored)."""
+
+    @property
+    def report(self) -> Report: ...
+
+    @property
+    def usage(self) -> Usage | None: ...
+
+
 TERMINAL = frozenset(
     {PhaseStatus.COMPLETED, PhaseStatus.FAILED, PhaseStatus.CANCELLED, PhaseStatus.INTERRUPTED}
 )
@@ -192,7 +203,7 @@ def artifact_statuses(
 def finished(
     previous: PhaseResourceStatus,
     *,
-    verdict: ReaderVerdict,
+    verdict: Verdict,
     run: RunFacts,
     result: phase.PhaseResult,
     stored: Mapping[str, tuple[str, str]],
