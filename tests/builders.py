@@ -28,19 +28,23 @@ def echo_block(body: Mapping[str, Any]) -> str:
     return f"echo 'TASK_RESULT: {text}'; echo TASK_RESULT_END"
 
 
-def shell_execution(
-    name: str, *scripts: str, image: str = BUSYBOX_NONROOT_IMAGE, **defaults: Any
-) -> dict[str, Any]:
-    """An Execution whose phases ``step0``, ``step1``... run each script with ``sh -c``."""
+def execution(name: str, phases: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
+    """An Execution manifest of ``phases``, the rest of its spec from ``spec``."""
     return {
         "apiVersion": "agentjobs.io/v1alpha1",
         "kind": "Execution",
         "metadata": {"name": name},
-        "spec": {
-            "defaults": {"image": image, "command": ["sh", "-c"], **defaults},
-            "phases": [
-                {"name": f"step{i}", "prompt": "Do it.", "args": [script]}
-                for i, script in enumerate(scripts)
-            ],
-        },
+        "spec": {**spec, "phases": phases},
     }
+
+
+def shell_execution(
+    name: str, *scripts: str, image: str = BUSYBOX_NONROOT_IMAGE, **defaults: Any
+) -> dict[str, Any]:
+    """An Execution whose phases ``step0``, ``step1``... run each script with ``sh -c``."""
+    phases = [
+        {"name": f"step{i}", "prompt": "Do it.", "args": [script]}
+        for i, script in enumerate(scripts)
+    ]
+    defaults = {"image": image, "command": ["sh", "-c"], **defaults}
+    return execution(name, phases, defaults=defaults)

@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from devcluster.testing import Kubectl
+from tests import builders
 from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (
     OperatorProcess,
@@ -66,30 +67,22 @@ RUBRIC = "## Fixed\n- the report says `FIXED`\n"
 def execution(
     name: str, agent: str, grader: str, *, max_iterations: int = 3, **outcome: Any
 ) -> dict[str, Any]:
-    return {
-        "apiVersion": "agentjobs.io/v1alpha1",
-        "kind": "Execution",
-        "metadata": {"name": name},
-        "spec": {
-            "defaults": {"keepPods": True},  # the tests read the pods after the end
-            "phases": [
-                {
-                    "name": "write",
-                    "image": BUSYBOX,
-                    "command": ["sh", "-c"],
-                    "args": [agent],
-                    "prompt": "Write the report.",
-                    "outcome": {
-                        "description": "A fixed report",
-                        "rubric": RUBRIC,
-                        "maxIterations": max_iterations,
-                        "grader": {"command": ["sh", "-c"], "args": [grader]},
-                        **outcome,
-                    },
-                }
-            ],
+    phase = {
+        "name": "write",
+        "image": BUSYBOX,
+        "command": ["sh", "-c"],
+        "args": [agent],
+        "prompt": "Write the report.",
+        "outcome": {
+            "description": "A fixed report",
+            "rubric": RUBRIC,
+            "maxIterations": max_iterations,
+            "grader": {"command": ["sh", "-c"], "args": [grader]},
+            **outcome,
         },
     }
+    # keepPods: the tests read the pods after the end
+    return builders.execution(name, [phase], defaults={"keepPods": True})
 
 
 def events(kubectl: Kubectl, namespace: str, phase: str) -> list[Any]:
