@@ -1,5 +1,5 @@
-"""How the Execution reconciler treats the events that call it (no cluster: a Kube that
-answers from memory and records every request).
+"""How the Execution reconciler treats the events that call it (no cluster: the in-memory
+API of tests/memory_kube.py, which records every request).
 
 Cases:
 - a reconcile that creates a Phase writes no status: the Phase's own event brings the one
@@ -14,40 +14,20 @@ Cases:
 from __future__ import annotations
 
 import asyncio
+import copy
 from typing import Any
 
 import pytest
 
+from agentjobs.adapters import paths
 from agentjobs.handlers import events
 from agentjobs.handlers.executions import ExecutionReconciler
 from agentjobs.handlers.observed import Observed
 from agentjobs.logic import phase_status
 from agentjobs.models.resources import ExecutionSpec
+from tests.memory_kube import MemoryKube
 
 NAMESPACE, NAME, UID = "team", "fix", "uid-1"
-
-
-class RecordingKube:
-    """Creates and patches in memory; each answer is a new resourceVersion."""
-
-    def __init__(self) -> None:
-        self.requests: list[tuple[str, str]] = []
-        self.patches: list[dict[str, Any]] = []
-        self.version = 10
-
-    def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
-        self.version += 1
-        meta = {"namespace": NAMESPACE, "uid": "new", **body.get("metadata", {})}
-        return {**body, "metadata": {**meta, "resourceVersion": str(self.version)}}
-
-    async def create(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        self.requests.append(("POST", path))
-        return self._answer(body)
-
-    async def merge_patch(self, path: str, patch: dict[str, Any]) -> dict[str, Any]:
-        self.requests.append(("PATCH", path))
-        self.patches.append(patch)
-        return self._answer({"metadata": {"name": NAME, "uid": UID}, **patch})
 
 
 def _execution(version: str) -> dict[str, Any]:
@@ -82,8 +62,15 @@ def _phase(execution: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _kube(execution: dict[str, Any]) -> MemoryKube:
+    """The API server holding ``execution`` (the watch shows it too)."""
+    kube = MemoryKube()
+    kube.put(paths.execution(NAMESPACE, NAME), copy.deepcopy(execution))
+    return kube
+
+
 def _reconciler(
-    kube: RecordingKube, executions: dict[Any, list[Any]], phases: dict[str, list[Any]]
+    kube: MemoryKube, executions: dict[Any, list[Any]], phases: dict[str, list[Any]]
 ) -> ExecutionReconciler:
     observed = Observed(executions, phases, {})
     return ExecutionReconciler(kube, None, None, observed)  # type: ignore[arg-type]
@@ -93,8 +80,8 @@ STATUS = f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/executions/{NAME}/
 
 
 def test_a_reconcile_that_creates_a_phase_leaves_the_status_to_the_phases_event() -> None:
-    kube = RecordingKube()
     execution = _execution("10")
+    kube = _kube(execution)
     phases: dict[str, list[Any]] = {}
     reconciler = _reconciler(kube, {(NAMESPACE, NAME): [execution]}, phases)
 
@@ -111,12 +98,12 @@ def test_a_reconcile_that_creates_a_phase_leaves_the_status_to_the_phases_event(
 
 
 def test_the_event_of_its_own_last_write_is_known_once_and_no_other() -> None:
-    kube = RecordingKube()
     execution = _execution("10")
+    kube = _kube(execution)
     reconciler = _reconciler(kube, {(NAMESPACE, NAME): [execution]}, {UID: [_phase(execution)]})
 
     asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
-    written = str(kube.version)
+    written = kube.objects[paths.execution(NAMESPACE, NAME)]["metadata"]["resourceVersion"]
 
     assert kube.requests == [("PATCH", STATUS)]
     assert not reconciler.echoes_own_write(NAMESPACE, NAME, "10")
@@ -126,7 +113,7 @@ def test_the_event_of_its_own_last_write_is_known_once_and_no_other() -> None:
 
 
 def test_reconciles_that_come_while_one_waits_are_not_queued_behind_it() -> None:
-    kube = RecordingKube()
+    kube = _kube(_execution("10"))
     executions: dict[Any, list[Any]] = {(NAMESPACE, NAME): [_execution("10")]}
     reconciler = _reconciler(kube, executions, {})
     reads: list[str] = []

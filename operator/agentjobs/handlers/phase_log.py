@@ -94,6 +94,10 @@ class Transcript:
             self._keep(truncation_note(self.limit, self.size))
         self.sealed = True
 
+    def close(self) -> None:
+        """Let go of the spooled bytes (a file past TRANSCRIPT_IN_MEMORY); the counts stay."""
+        self.file.close()
+
     def _keep(self, chunk: bytes) -> None:
         if self.kept and chunk:
             self.file.write(chunk)
@@ -216,6 +220,15 @@ class LogReading(Generic[VerdictT]):
         self._give_up_at: float | None = None
 
     async def read(self) -> LogResult[VerdictT]:
+        """The log read to its proven end; the transcript is the caller's to close then (on
+        an error, it is closed here)."""
+        try:
+            return await self._read()
+        except BaseException:
+            self._transcript.close()
+            raise
+
+    async def _read(self) -> LogResult[VerdictT]:
         errored = not await self._pass(follow=True)
         waited = False
         while True:

@@ -23,8 +23,9 @@ from agentjobs.logic.resolution import RunFacts
 @dataclass(frozen=True)
 class PodRun(Generic[VerdictT]):
     """How one pod's run ended. ``verdict`` and ``transcript`` are None when its main
-    container never started; ``harvest_seconds`` is how long its harvester's last sync
-    kept the pod after its log ended."""
+    container never started (the transcript is stored and closed: its counts and hash stay);
+    ``harvest_seconds`` is how long its harvester's last sync kept the pod after its log
+    ended."""
 
     run: RunFacts
     verdict: VerdictT | None = None
@@ -48,13 +49,16 @@ async def run_pod(
         if isinstance(waited, RunFacts):
             return await unstarted(ctx, pod_name, waited, container=container)
         result = await reading().read()
-        log_ended_at = time.monotonic()
-        pod = await pod_wait.settle(ctx, pod_name, container)
-        harvest_seconds = time.monotonic() - log_ended_at
-        run = result.run
-        if pod is not None:
-            run = pod_wait.with_final_status(ctx, run, pod, container)
-        await store_transcript(ctx, transcript_at, result.transcript)
+        try:
+            log_ended_at = time.monotonic()
+            pod = await pod_wait.settle(ctx, pod_name, container)
+            harvest_seconds = time.monotonic() - log_ended_at
+            run = result.run
+            if pod is not None:
+                run = pod_wait.with_final_status(ctx, run, pod, container)
+            await store_transcript(ctx, transcript_at, result.transcript)
+        finally:
+            result.transcript.close()
         return PodRun(run, result.verdict, result.transcript, log_ended_at, harvest_seconds)
     finally:
         stopper.cancel()

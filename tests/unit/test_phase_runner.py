@@ -1,0 +1,172 @@
+"""The phase runner end to end against an in-memory API server, its pods moved by the test.
+
+Cases: a Phase cancelled before its pod was made ends cancelled and makes none; an agent
+that reports success and exits 0 completes the phase, its report and run facts checkpointed
+and its pod released; a cancel while the pod waits to start deletes the pod and ends the
+phase cancelled, not interrupted (R22 over R22a); an eviction after the agent's start ends
+it interrupted (R22a); a pod the operator did not delete, gone before it started, ends the
+phase interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from agentjobs.adapters import paths
+from agentjobs.handlers import events
+from agentjobs.handlers.config import OperatorConfig
+from agentjobs.handlers.observed import Observed
+from agentjobs.handlers.phase_runner import PhaseRunner
+from agentjobs.logic import naming, phase_status
+from agentjobs.models.resources import ExecutionSpec
+from tests import builders
+from tests.memory_kube import MemoryKube
+
+NAMESPACE = "team"
+PHASE = "demo-0-fix"
+POD = paths.pod(NAMESPACE, naming.pod(PHASE, 1))
+STARTED = "2026-12-01T09:00:00Z"
+
+
+@pytest.fixture(autouse=True)
+def posted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The Events the runner posts, by reason (no kopf here to post them)."""
+    reasons: list[str] = []
+
+    def post(body: dict[str, Any], *, reason: str, message: str, warning: bool = False) -> None:
+        reasons.append(reason)
+
+    monkeypatch.setattr(events, "post", post)
+    yield reasons
+
+
+def phase_in(kube: MemoryKube, **spec: Any) -> None:
+    execution = ExecutionSpec.model_validate(
+        {"phases": [{"name": "fix", "image": "busybox", "prompt": "Fix it."}]}
+    )
+    manifest = phase_status.phase_manifest(
+        execution,
+        namespace=NAMESPACE,
+        execution_name="demo",
+        execution_uid="execution-uid",
+        index=0,
+        inputs=None,
+    )
+    manifest["spec"].update(spec)
+    kube.put(paths.phase(NAMESPACE, PHASE), manifest)
+
+
+def runner_of(kube: MemoryKube) -> PhaseRunner:
+    observed = Observed(executions={}, phases={}, pods={})
+    return PhaseRunner(kube, OperatorConfig(), None, observed, namespace=NAMESPACE, name=PHASE)  # type: ignore[arg-type]
+
+
+def status(kube: MemoryKube) -> dict[str, Any]:
+    found: dict[str, Any] = kube.objects[paths.phase(NAMESPACE, PHASE)].get("status", {})
+    return found
+
+
+async def until(check: Callable[[], bool], what: str) -> None:
+    for _ in range(500):
+        if check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never happened: {what}")
+
+
+def agent(state: dict[str, Any], **pod_status: Any) -> dict[str, Any]:
+    return {"containerStatuses": [{"name": "agent", "state": state}], **pod_status}
+
+
+def run_with(kube: MemoryKube, act: Callable[[PhaseRunner], Any]) -> None:
+    """Run the phase while ``act`` moves its pod, waking the runner as the pod watch would."""
+
+    async def main() -> None:
+        runner = runner_of(kube)
+        task = asyncio.create_task(runner.run())
+        await until(lambda: POD in kube.objects, "the pod is made")
+        await act(runner)
+        await asyncio.wait_for(task, timeout=10)
+
+    asyncio.run(main())
+
+
+def test_a_phase_cancelled_before_its_pod_ends_cancelled_and_makes_none() -> None:
+    kube = MemoryKube()
+    phase_in(kube, cancel=True)
+    asyncio.run(runner_of(kube).run())
+    assert status(kube)["status"] == "cancelled"
+    assert ("POST", paths.pod(NAMESPACE)) not in kube.requests
+
+
+def test_an_agent_that_reports_success_and_exits_0_completes_the_phase(
+    posted: list[str],
+) -> None:
+    kube = MemoryKube()
+    phase_in(kube)
+
+    async def finish(runner: PhaseRunner) -> None:
+        log = f"fixed the parser\n{builders.block(builders.report())}\n".encode()
+        kube.logs[POD, "agent"] = log
+        ended = {"terminated": {"exitCode": 0, "startedAt": STARTED, "finishedAt": STARTED}}
+        kube.set_pod_status(POD, agent(ended, phase="Succeeded"))
+        runner.notify()
+
+    run_with(kube, finish)
+    ended = status(kube)
+    assert (ended["status"], ended["exitCode"], ended["streamIntact"]) == ("completed", 0, True)
+    assert ended["report"]["state"] == "success"
+    assert ended["run"]["transcriptBytes"] == len(kube.logs[POD, "agent"])
+    assert "ReportRead" in posted
+    assert ("UNFINALIZE", POD) in kube.requests  # released once its run was recorded
+
+
+def test_a_cancel_while_the_pod_waits_to_start_ends_it_cancelled_not_interrupted() -> None:
+    kube = MemoryKube()
+    phase_in(kube)
+
+    async def cancel(runner: PhaseRunner) -> None:
+        waiting = {"waiting": {"reason": "ContainerCreating"}}
+        kube.set_pod_status(POD, agent(waiting, phase="Pending"))
+        runner.notify(cancel=True)
+
+    run_with(kube, cancel)
+    ended = status(kube)
+    assert ended["status"] == "cancelled"
+    assert ended["run"]["cancelled"] and not ended["run"]["interrupted"]
+    assert ("DELETE", POD) in kube.requests
+
+
+def test_an_eviction_after_the_agent_started_interrupts_the_phase() -> None:
+    kube = MemoryKube()
+    phase_in(kube)
+
+    async def evict(runner: PhaseRunner) -> None:
+        kube.logs[POD, "agent"] = b"working\n"
+        killed = {"terminated": {"exitCode": 137, "startedAt": STARTED, "finishedAt": STARTED}}
+        kube.set_pod_status(
+            POD, agent(killed, phase="Failed", reason="Evicted", message="low on memory")
+        )
+        runner.notify()
+
+    run_with(kube, evict)
+    ended = status(kube)
+    assert (ended["status"], ended["run"]["systemFailure"]["code"]) == ("interrupted", "Evicted")
+
+
+def test_a_pod_deleted_by_someone_else_before_it_started_interrupts_the_phase() -> None:
+    kube = MemoryKube()
+    phase_in(kube)
+
+    async def remove(runner: PhaseRunner) -> None:
+        del kube.objects[POD]
+        runner.notify()
+
+    run_with(kube, remove)
+    ended = status(kube)
+    assert ended["status"] == "interrupted"
+    assert ended["run"]["interrupted"] and not ended["run"]["cancelled"]
