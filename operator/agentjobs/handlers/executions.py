@@ -236,9 +236,8 @@ class ExecutionReconciler:
         # R57: fitted before its notifications too, which compare it with the written one.
         status = status_budget.fit_execution(status)
         if spec.notify:
-            meta = body["metadata"]
             status = await self._notifier.recorded(
-                execution=message.ExecutionRef(meta["namespace"], meta["name"], meta["uid"]),
+                execution=message.ExecutionRef(namespace, name, body["metadata"]["uid"]),
                 spec=spec,
                 status=status,
                 previous=previous,
@@ -267,8 +266,7 @@ class ExecutionReconciler:
         *,
         now: datetime,
     ) -> ExecutionResourceStatus:
-        """The one write of an Execution's status (nothing when it is unchanged); the status
-        as written, squeezed if its size was refused (R57)."""
+        """The one write of an Execution's status; the status as written (R57 may squeeze it)."""
         patch = status_patch(status, previous)
         if patch is None:
             return status
