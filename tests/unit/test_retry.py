@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pydantic import ValidationError
 
-from agentjobs.logic import retry
+from agentjobs.logic import phase_status, retry
 from agentjobs.models.contract import (
     FailureClassification,
     PhaseStatus,
@@ -159,7 +159,7 @@ def test_the_retrying_status_links_nothing_of_the_attempt_and_keeps_its_record()
     ended = concluded()
     decision = decide(ended)
     record = retry.attempt_record(ended, number=1, pod_name="p-a1", reason=decision.reason, now=NOW)
-    status = retry.retrying(before, ended, record=record, generation=1, now=NOW)
+    status = phase_status.retrying(before, ended, record=record, generation=1, now=NOW)
     assert status.status is PhaseStatus.RUNNING and status.attempt == 2
     assert status.pod_name is None and status.run is None and status.artifacts == []
     assert status.failure_classification is None and status.exit_code is None

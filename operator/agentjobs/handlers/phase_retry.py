@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from agentjobs.adapters import metrics
 from agentjobs.handlers import events
 from agentjobs.handlers.phase_context import Attempt, PhaseContext
-from agentjobs.logic import object_layout, phase_core, retry
+from agentjobs.logic import object_layout, phase_core, phase_status, retry
 from agentjobs.models.resources import PhaseResourceStatus
 from agentjobs.models.retry import TranscriptRef
 from agentjobs.models.storage import ObjectLocation
@@ -63,7 +63,7 @@ async def after_attempt(
             )
         attempts = retry.with_attempt(concluded.attempts, record)
         return AttemptEnd(concluded.model_copy(update={"attempts": attempts}), retried=False)
-    status = retry.retrying(
+    status = phase_status.retrying(
         ctx.status, concluded, record=record, generation=ctx.generation, now=now
     )
     if not await ctx.write_status(status):

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from agentjobs.logic import agent_text, conditions, naming, phase, report_body
+from agentjobs.logic import agent_text, conditions, naming, phase, report_body, retry, usage
 from agentjobs.logic.pods import Owner
 from agentjobs.logic.resolution import RunFacts
 from agentjobs.models.contract import Artifact, PhaseStatus, Report, Usage
@@ -18,6 +18,7 @@ from agentjobs.models.resources import (
     PhaseResourceStatus,
     PhaseSpec,
 )
+from agentjobs.models.retry import AttemptRecord
 from agentjobs.models.storage import HandoffRef
 
 # A Phase's status lists this many artifacts and warnings at most (the hand-off manifest
@@ -175,6 +176,27 @@ def next_attempt(
                 now=now,
             ),
         }
+    )
+
+
+def retrying(
+    before: PhaseResourceStatus,
+    concluded: PhaseResourceStatus,
+    *,
+    record: AttemptRecord,
+    generation: int | None,
+    now: datetime,
+) -> PhaseResourceStatus:
+    """The phase after a retried attempt: as it stood before the attempt (nothing of the
+    attempt links to the execution, R47), its usage added, the next attempt due."""
+    return next_attempt(
+        before,
+        attempt=record.number + 1,
+        message=f"attempt {record.number} ended {record.reason}",
+        generation=generation,
+        now=now,
+        attempts=retry.with_attempt(before.attempts, record),
+        usage=usage.add(before.usage, concluded.usage),
     )
 
 

@@ -1,4 +1,4 @@
-"""R45-R47: whether a concluded attempt is followed by another, and the status meanwhile.
+"""R45-R47: whether a concluded attempt is followed by another, and when.
 
 An attempt is retried only when its end is a class the policy lists, attempts
 remain, and its agent did not report external writes (R46). Never retried:
@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from agentjobs.logic import phase_status, usage
 from agentjobs.models.contract import (
     FailureClassification,
     PhaseStatus,
@@ -161,27 +160,6 @@ def with_attempt(records: Sequence[AttemptRecord], record: AttemptRecord) -> lis
     """``records`` with ``record`` in its place: written again after a restart, it stays one."""
     kept = [r for r in records if r.number != record.number]
     return sorted([*kept, record], key=lambda r: r.number)
-
-
-def retrying(
-    before: PhaseResourceStatus,
-    concluded: PhaseResourceStatus,
-    *,
-    record: AttemptRecord,
-    generation: int | None,
-    now: datetime,
-) -> PhaseResourceStatus:
-    """The phase after a retried attempt: as it stood before the attempt (nothing of the
-    attempt links to the execution, R47), its usage added, the next attempt due."""
-    return phase_status.next_attempt(
-        before,
-        attempt=record.number + 1,
-        message=f"attempt {record.number} ended {record.reason}",
-        generation=generation,
-        now=now,
-        attempts=with_attempt(before.attempts, record),
-        usage=usage.add(before.usage, concluded.usage),
-    )
 
 
 def due_at(
