@@ -17,7 +17,7 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from agentjobs.logic import artifact_rule, handoff, phase, phase_status
+from agentjobs.logic import artifact_rule, handoff, phase, phase_status, status_budget
 from agentjobs.logic.resolution import RunFacts
 from agentjobs.logic.transcript_reader import ReaderVerdict
 from agentjobs.models.contract import Artifact, PhaseStatus, Report, ReportState
@@ -141,7 +141,7 @@ def finished(artifacts: int, skipped: int, path_bytes: int = 20) -> PhaseResourc
 
 def test_the_status_lists_at_most_100_artifacts_and_warnings_with_their_counts() -> None:
     status = finished(artifacts=250, skipped=300)
-    assert len(status.artifacts) == phase_status.ARTIFACTS_LISTED == 100
+    assert len(status.artifacts) == status_budget.ARTIFACTS_LISTED == 100
     assert status.artifacts[0].path.startswith("00000")
     assert (status.artifact_count, status.skipped_count) == (250, 300)
     assert len(status.artifact_warnings) == 100

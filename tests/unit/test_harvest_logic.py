@@ -15,7 +15,7 @@ import pytest
 from agentjobs.adapters.object_store import StorageError, StorageNotConfigured, StorageSettings
 from agentjobs.logic import harvest, object_layout
 from agentjobs.logic.handoff import UnsafeArtifactPath
-from agentjobs.models.output import EntryKind, OutputEntry
+from agentjobs.models.output import EntryKind, HarvestLimits, OutputEntry
 from agentjobs.models.storage import ObjectLocation
 
 
@@ -48,7 +48,7 @@ def test_only_files_changed_since_their_upload_are_uploaded_again() -> None:
 def test_r57_empty_files_never_take_the_file_cap_from_a_deliverable() -> None:
     empties = [file(f"a/{index:05}.txt", 0) for index in range(10_050)]
     listing = [*empties, file("z/report.md", 10)]
-    plan = harvest.plan_sync(listing, {}, harvest.HarvestLimits(max_files=10_000))
+    plan = harvest.plan_sync(listing, {}, HarvestLimits(max_files=10_000))
     assert [entry.path for entry in plan.to_upload] == ["z/report.md"]
     assert len(plan.empty) == 9_999
     over = [s for s in plan.skipped if "over the cap of 10000 files" in s.reason]

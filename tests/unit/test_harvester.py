@@ -24,7 +24,7 @@ import pytest
 
 from agentjobs.adapters.object_store import StorageError
 from agentjobs.adapters.presigned_store import CredentialRefused
-from agentjobs.logic import harvest
+from agentjobs.models.output import DEFAULT_HARVEST_LIMITS, GIB, HarvestLimits
 from agentjobs.models.storage import ArtifactManifest, ObjectLocation
 from agentjobs.sidecars import harvester
 from tests.unit import other_user
@@ -77,7 +77,7 @@ class MemoryStore:
 
 
 def make(
-    store: MemoryStore, directory: Path, limits: harvest.HarvestLimits = harvest.DEFAULT_LIMITS
+    store: MemoryStore, directory: Path, limits: HarvestLimits = DEFAULT_HARVEST_LIMITS
 ) -> harvester.Harvester:
     return harvester.Harvester(
         store,  # type: ignore[arg-type]
@@ -119,14 +119,14 @@ def test_files_past_the_caps_are_skipped_with_the_cap_they_pass(tmp_path: Path) 
     for name, size in [("f0", 1), ("f1", 2), ("f2", 3), ("g", 1), ("h", 1)]:
         (tmp_path / name).write_text("x" * size)
     with (tmp_path / "a-huge.bin").open("wb") as sparse:
-        sparse.truncate(5 * harvest.GIB)  # sparse: reading it would take minutes
+        sparse.truncate(5 * GIB)  # sparse: reading it would take minutes
     store = MemoryStore()
-    limits = harvest.HarvestLimits(max_files=3, max_file_bytes=1024, max_phase_bytes=4)
+    limits = HarvestLimits(max_files=3, max_file_bytes=1024, max_phase_bytes=4)
     make(store, tmp_path, limits).sync(final=True)
     stored = sorted(key.rsplit("/", 1)[1] for key in store.objects)
     assert stored == ["f0", "f1", "g", "manifest.json"]
     assert skipped(store) == {
-        "a-huge.bin": f"{5 * harvest.GIB} bytes, over the cap of 1024 bytes per file; not stored",
+        "a-huge.bin": f"{5 * GIB} bytes, over the cap of 1024 bytes per file; not stored",
         "f2": "3 bytes would pass the cap of 4 bytes per phase; not stored",
         "h": "over the cap of 3 files per phase; not stored",
     }

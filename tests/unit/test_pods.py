@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from agentjobs.logic import harvest, naming, pod_security, pods
+from agentjobs.logic import naming, pod_security, pods
+from agentjobs.models.output import HarvestLimits
 from agentjobs.models.resources import PhaseSpec
 from agentjobs.models.storage import HandoffRef
 
@@ -145,7 +146,7 @@ def test_r35_the_fetcher_is_handed_the_manifest_and_its_hash_not_a_list() -> Non
 
 
 def test_the_harvester_is_given_the_operators_caps() -> None:
-    limits = harvest.HarvestLimits(max_files=7, max_file_bytes=100, max_phase_bytes=1000)
+    limits = HarvestLimits(max_files=7, max_file_bytes=100, max_phase_bytes=1000)
     sidecars = dataclasses.replace(SIDECARS, harvest_limits=limits)
     args = pod(spec(), sidecars)["spec"]["initContainers"][0]["args"]
     caps = {flag: args[args.index(flag) + 1] for flag in ("--max-files", "--max-file-bytes")}

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from agentjobs.adapters.object_store import StorageError
 from agentjobs.adapters.presigned_store import PresignedStore
-from agentjobs.logic import harvest as harvest_rules
 from agentjobs.logic import in_pod
+from agentjobs.models import output
 from agentjobs.sidecars import harvester
 
 HELP = "(in a phase pod) keep the output directory stored in S3 until SIGTERM"
@@ -35,9 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds between periodic syncs (default: %(default)s)",
     )
     for flag, default, what in (
-        ("--max-files", harvest_rules.DEFAULT_MAX_FILES, "files per phase"),
-        ("--max-file-bytes", harvest_rules.DEFAULT_MAX_FILE_BYTES, "bytes per file"),
-        ("--max-phase-bytes", harvest_rules.DEFAULT_MAX_PHASE_BYTES, "bytes per phase"),
+        ("--max-files", output.DEFAULT_MAX_FILES, "files per phase"),
+        ("--max-file-bytes", output.DEFAULT_MAX_FILE_BYTES, "bytes per file"),
+        ("--max-phase-bytes", output.DEFAULT_MAX_PHASE_BYTES, "bytes per phase"),
     ):
         parser.add_argument(
             flag,
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         directory=args.directory,
         bucket=args.bucket,
         attempt_root=args.root,
-        limits=harvest_rules.HarvestLimits(
+        limits=output.HarvestLimits(
             max_files=args.max_files,
             max_file_bytes=args.max_file_bytes,
             max_phase_bytes=args.max_phase_bytes,

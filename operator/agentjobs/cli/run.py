@@ -19,10 +19,10 @@ from agentjobs.adapters import log_records, metrics
 from agentjobs.adapters.log_records import LogFormat
 from agentjobs.handlers.config import CredentialsEndpoint, LeaderElection, OperatorConfig
 from agentjobs.logic.bucket_policy import ALLOWED_BUCKETS_FLAG
-from agentjobs.logic.harvest import HarvestLimits
 from agentjobs.logic.notifications import targets
 from agentjobs.logic.pod_security import RESTRICTED_CONTAINER, RESTRICTED_POD, PodSecurity
 from agentjobs.models.kubernetes import PodSecurityContext, ResourceRequirements, SecurityContext
+from agentjobs.models.output import HarvestLimits
 
 Context = TypeVar("Context", bound=BaseModel)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentjobs.logic.harvest import DEFAULT_LIMITS, HarvestLimits
 from agentjobs.logic.pod_security import PodSecurity
 from agentjobs.models.kubernetes import ResourceRequirements
+from agentjobs.models.output import DEFAULT_HARVEST_LIMITS, HarvestLimits
 
 # R58: how much of one attempt's log is spooled and stored: generous for any real agent, and
 # 32 runners at it still fit the chart's 2 GiB /tmp.
@@ -62,7 +62,7 @@ class OperatorConfig:
     image: str = "ghcr.io/agentjobs/agentjobs:0.1.0"
     harvest_interval_seconds: float = 10.0
     # How much each phase may store (files, bytes per file, bytes per phase).
-    harvest_limits: HarvestLimits = DEFAULT_LIMITS
+    harvest_limits: HarvestLimits = DEFAULT_HARVEST_LIMITS
     # R58: the bytes of each attempt's (or grader's) log spooled and stored; the rest is read.
     max_transcript_bytes: int = DEFAULT_MAX_TRANSCRIPT_BYTES
     security: PodSecurity = field(default_factory=PodSecurity)

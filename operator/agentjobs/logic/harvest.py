@@ -25,25 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from agentjobs.logic import artifact_rule, handoff
-from agentjobs.models.output import EntryKind, OutputEntry
+from agentjobs.models.output import DEFAULT_HARVEST_LIMITS, EntryKind, HarvestLimits, OutputEntry
 from agentjobs.models.storage import ArtifactManifest, ManifestEntry
-
-GIB = 1024**3
-DEFAULT_MAX_FILES = 10_000
-DEFAULT_MAX_FILE_BYTES = 1 * GIB
-DEFAULT_MAX_PHASE_BYTES = 4 * GIB
-
-
-@dataclass(frozen=True)
-class HarvestLimits:
-    """How much one phase may store."""
-
-    max_files: int = DEFAULT_MAX_FILES
-    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
-    max_phase_bytes: int = DEFAULT_MAX_PHASE_BYTES
-
-
-DEFAULT_LIMITS = HarvestLimits()
 
 
 @dataclass(frozen=True)
@@ -103,7 +86,7 @@ def apply_limits(
 def plan_sync(
     entries: Sequence[OutputEntry],
     uploaded: Mapping[str, Uploaded],
-    limits: HarvestLimits = DEFAULT_LIMITS,
+    limits: HarvestLimits = DEFAULT_HARVEST_LIMITS,
 ) -> SyncPlan:
     """Collectable files within the caps whose size or modification time changed since
     their upload."""

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from agentjobs.logic import agent_text, conditions, naming, phase, report_body, retry, usage
 from agentjobs.logic.pods import Owner
 from agentjobs.logic.resolution import RunFacts
+from agentjobs.logic.status_budget import ARTIFACTS_LISTED
 from agentjobs.models.contract import Artifact, PhaseStatus, Report, Usage
 from agentjobs.models.kubernetes import EnvVar
 from agentjobs.models.resources import (
@@ -20,11 +21,6 @@ from agentjobs.models.resources import (
 )
 from agentjobs.models.retry import AttemptRecord
 from agentjobs.models.storage import HandoffRef
-
-# A Phase's status lists this many artifacts and warnings at most (the hand-off manifest
-# and the harvester's manifest have every one): with paths of at most 768 bytes and
-# warnings cut to agent_text.SHORT_TEXT_BYTES, both lists stay far below the API server's 1.5 MiB.
-ARTIFACTS_LISTED = 100
 
 
 class Verdict(Protocol):

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentjobs.logic import agent_timeout, in_pod, naming, pod_placement, pod_security
-from agentjobs.logic.harvest import DEFAULT_LIMITS, HarvestLimits
 from agentjobs.models.contract import TranscriptFormat
 from agentjobs.models.kubernetes import ResourceRequirements, SecurityContext
+from agentjobs.models.output import DEFAULT_HARVEST_LIMITS, HarvestLimits
 from agentjobs.models.resources import PhaseSpec
 from agentjobs.models.storage import HandoffRef
 
@@ -89,7 +89,7 @@ class Sidecars:
     harvest_interval_seconds: float
     # R35: the previous phase's hand-off manifest, fetched before the agent starts.
     inputs: HandoffRef | None = None
-    harvest_limits: HarvestLimits = DEFAULT_LIMITS
+    harvest_limits: HarvestLimits = DEFAULT_HARVEST_LIMITS
     # Requests and limits of each sidecar (a namespace's quota may require them).
     resources: ResourceRequirements | None = None
     # R42: the revised attempt's hand-off manifest (fetched into previous/) and the prompt

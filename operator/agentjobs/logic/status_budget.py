@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from agentjobs.logic import agent_text, phase_status, report_body, report_reader
+from agentjobs.logic import agent_text, report_body, report_reader
 from agentjobs.logic.status_patch import dump_status
 from agentjobs.models.contract import Blocker, Criterion, Report, SystemFailure, TaskOutcome
 from agentjobs.models.outcomes import Evaluation, PhaseOutcome
@@ -39,7 +39,10 @@ from agentjobs.models.resources import (
 )
 
 STATUS_BUDGET = 256 * 1024
-ARTIFACTS_LISTED = phase_status.ARTIFACTS_LISTED
+# A Phase's status lists this many artifacts and warnings at most (the hand-off manifest
+# and the harvester's manifest have every one): with paths of at most 768 bytes and
+# warnings cut to agent_text.SHORT_TEXT_BYTES, both lists stay far below the API server's 1.5 MiB.
+ARTIFACTS_LISTED = 100
 CRITERIA_LISTED = 50
 BLOCKERS_LISTED = report_body.BLOCKERS_LIMIT  # R36a's bound on an agent's own
 WARNINGS_LISTED = 20

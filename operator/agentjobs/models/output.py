@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 from agentjobs.models.contract import ContractModel
+
+GIB = 1024**3
+DEFAULT_MAX_FILES = 10_000
+DEFAULT_MAX_FILE_BYTES = 1 * GIB
+DEFAULT_MAX_PHASE_BYTES = 4 * GIB
+
+
+@dataclass(frozen=True)
+class HarvestLimits:
+    """How much one phase may store."""
+
+    max_files: int = DEFAULT_MAX_FILES
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    max_phase_bytes: int = DEFAULT_MAX_PHASE_BYTES
+
+
+DEFAULT_HARVEST_LIMITS = HarvestLimits()
 
 # The longest relative path that is stored: S3 keys are at most 1024 bytes, and the
 # attempt's prefix and ``output/`` take the rest.

@@ -36,7 +36,7 @@ from agentjobs.adapters import output_dir
 from agentjobs.adapters.object_store import StorageError, content_type
 from agentjobs.adapters.presigned_store import CredentialRefused, PresignedStore
 from agentjobs.logic import backoff, harvest, in_pod, object_layout, unpushed_work
-from agentjobs.models.output import OutputEntry
+from agentjobs.models.output import DEFAULT_HARVEST_LIMITS, HarvestLimits, OutputEntry
 from agentjobs.models.storage import (
     ArtifactManifest,
     ObjectLocation,
@@ -61,7 +61,7 @@ class Harvester:
         directory: Path,
         bucket: str,
         attempt_root: str,
-        limits: harvest.HarvestLimits = harvest.DEFAULT_LIMITS,
+        limits: HarvestLimits = DEFAULT_HARVEST_LIMITS,
         workspace: Path = Path(in_pod.WORKSPACE),
         work_limits: unpushed_work.WorkLimits = unpushed_work.DEFAULT_LIMITS,
     ) -> None:
