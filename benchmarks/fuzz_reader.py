@@ -31,10 +31,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agentjobs.logic import agent_text, phase, phase_status, resolution
-from agentjobs.logic.artifact_rule import RecoveryContext
-from agentjobs.logic.grade_reader import GradeReader
-from agentjobs.logic.transcript_reader import ReaderVerdict, TranscriptReader
+from agentjobs.contract.artifacts.artifact_rule import RecoveryContext
+from agentjobs.contract.outcome import phase
+from agentjobs.contract.phase import phase_status
+from agentjobs.contract.reading.grade_reader import GradeReader
+from agentjobs.contract.reading.transcript_reader import ReaderVerdict, TranscriptReader
+from agentjobs.contract.resolution import resolution
+from agentjobs.contract.text import agent_text
 from agentjobs.models.contract import Grade, Report, SystemFailure, TranscriptFormat, Usage
 from agentjobs.models.resources import PhaseResourceStatus
 

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentjobs.logic.transcript_reader import TranscriptReader
+from agentjobs.contract.reading.transcript_reader import TranscriptReader
 from agentjobs.models.contract import TranscriptFormat
 
 BLOCK_SIZE = 1024 * 1024
@@ -37,7 +37,7 @@ WORDS = (
 ).split()
 TOOL_LINES = [
     "tests/unit/test_parser.py::test_split_chunks PASSED                      [ 42%]",
-    "\x1b[32m✓\x1b[0m compiled operator/agentjobs/logic/report_reader.py",
+    "\x1b[32m✓\x1b[0m compiled operator/agentjobs/contract/reading/report_reader.py",
     "diff --git a/operator/agentjobs/cli.py b/operator/agentjobs/cli.py",
     "+    reader.feed(chunk)",
     "-    reader.feed(data)",

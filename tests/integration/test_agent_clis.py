@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agentjobs.logic.transcript_reader import TranscriptReader
+from agentjobs.contract.reading.transcript_reader import TranscriptReader
 from agentjobs.models.contract import TranscriptFormat
 from devcluster.testing import Kubectl
 from tests.integration.images import BUSYBOX

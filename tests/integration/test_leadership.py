@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from agentjobs.logic import lease
+from agentjobs.kube import lease
 from devcluster.layout import HOST_ADDRESS
 from devcluster.testing import DevCluster, Kubectl
 from tests.integration.operator_fixtures import (

@@ -13,8 +13,8 @@ import base64
 import pytest
 
 from agentjobs.adapters.kube import Kube
-from agentjobs.handlers.notifier import SecretUnavailable, kube_secret_reader
-from agentjobs.logic.notifications import signing
+from agentjobs.contract.notifications import signing
+from agentjobs.services.notifier import SecretUnavailable, kube_secret_reader
 from devcluster.testing import DevCluster, Kubectl
 
 SECRET = "whsec_" + base64.b64encode(bytes(range(40, 72))).decode()

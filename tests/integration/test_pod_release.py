@@ -12,8 +12,8 @@ import pytest
 
 from agentjobs.adapters import paths
 from agentjobs.adapters.kube import Kube
-from agentjobs.handlers import pod_release
-from agentjobs.logic import naming
+from agentjobs.controllers.phase import pod_release
+from agentjobs.kube import naming
 from devcluster.testing import DevCluster, Kubectl
 from tests.integration.images import BUSYBOX
 

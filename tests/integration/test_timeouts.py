@@ -17,7 +17,7 @@ from typing import Any
 
 from minio import Minio
 
-from agentjobs.logic import agent_timeout
+from agentjobs.kube import agent_timeout
 from devcluster.testing import Kubectl
 from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (

@@ -19,12 +19,12 @@ import pytest
 from agentjobs.adapters.kube import Kube
 from agentjobs.adapters.object_store import ObjectStore, StorageSettings
 from agentjobs.adapters.presigned_store import PresignedStore
-from agentjobs.handlers import credential_service
-from agentjobs.handlers.config import CredentialsEndpoint
-from agentjobs.logic import credentials
-from agentjobs.logic.bucket_policy import BucketPolicy
+from agentjobs.contract.artifacts import credentials
+from agentjobs.contract.artifacts.bucket_policy import BucketPolicy
 from agentjobs.models import presign
 from agentjobs.models.storage import ArtifactManifest, ObjectLocation
+from agentjobs.runtime.config import CredentialsEndpoint
+from agentjobs.services import credential_service
 from agentjobs.sidecars import harvester
 from devcluster.testing import Kubectl
 from tests.integration.images import BUSYBOX

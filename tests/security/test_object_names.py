@@ -31,9 +31,10 @@ import pytest
 
 from agentjobs.adapters import paths
 from agentjobs.adapters.kube import Kube
-from agentjobs.handlers import notifier, phase_pod
+from agentjobs.controllers.phase import phase_pod
 from agentjobs.models.contract import SystemFailure
 from agentjobs.models.kubernetes import KeySelector
+from agentjobs.services import notifier
 from devcluster.testing import DevCluster, Kubectl
 from tests import builders
 from tests.integration import namespace_policy

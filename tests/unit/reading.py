@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from agentjobs.logic.transcript_reader import ReaderVerdict, TranscriptReader
+from agentjobs.contract.reading.transcript_reader import ReaderVerdict, TranscriptReader
 from agentjobs.models.contract import TranscriptFormat
 
 

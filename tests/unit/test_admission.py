@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from agentjobs.logic import admission
+from agentjobs.kube import admission
 from agentjobs.models.contract import FailureKind
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "admission"

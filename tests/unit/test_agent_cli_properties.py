@@ -18,8 +18,8 @@ import tracemalloc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentjobs.logic import report_reader
-from agentjobs.logic.transcript_reader import TranscriptReader
+from agentjobs.contract.reading import report_reader
+from agentjobs.contract.reading.transcript_reader import TranscriptReader
 from agentjobs.models.contract import TranscriptFormat
 from tests.unit.agent_cli_events import claude_result, claude_text, gemini_delta, gemini_result
 from tests.unit.reading import read, read_chunks

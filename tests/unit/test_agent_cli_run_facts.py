@@ -15,10 +15,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from agentjobs.logic import execution, phase, phase_status, run_checkpoint, usage
-from agentjobs.logic.artifact_rule import RecoveryContext
-from agentjobs.logic.resolution import RunFacts, resolve_run
-from agentjobs.logic.transcript_reader import ReaderVerdict
+from agentjobs.contract.artifacts.artifact_rule import RecoveryContext
+from agentjobs.contract.execution import execution
+from agentjobs.contract.outcome import phase
+from agentjobs.contract.phase import phase_status, run_checkpoint
+from agentjobs.contract.reading.transcript_reader import ReaderVerdict
+from agentjobs.contract.resolution.resolution import RunFacts, resolve_run
+from agentjobs.contract.text import usage
 from agentjobs.models.contract import (
     FailureClassification,
     FailureKind,

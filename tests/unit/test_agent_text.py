@@ -15,8 +15,8 @@ import json
 
 import pytest
 
-from agentjobs.logic import agent_text
-from agentjobs.logic.grade_reader import GradeReader
+from agentjobs.contract.reading.grade_reader import GradeReader
+from agentjobs.contract.text import agent_text
 from agentjobs.models.contract import TranscriptFormat
 from tests.unit.reading import read, report_block
 

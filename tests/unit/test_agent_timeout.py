@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from agentjobs.logic import agent_timeout, pod_state, pods
+from agentjobs.kube import agent_timeout, pod_state, pods
 from agentjobs.models.contract import FailureKind
 from agentjobs.models.kubernetes import ResourceRequirements
 from agentjobs.sidecars.timekeeper import AFTER_TIMEOUT_SECONDS, SILENCE_SECONDS, Timekeeper

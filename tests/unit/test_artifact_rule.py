@@ -15,9 +15,11 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from agentjobs.logic import artifact_rule, handoff, phase, substance
-from agentjobs.logic.artifact_rule import PhaseEnd, RecoveryContext
-from agentjobs.logic.resolution import RunFacts
+from agentjobs.contract.artifacts import artifact_rule, handoff
+from agentjobs.contract.artifacts.artifact_rule import PhaseEnd, RecoveryContext
+from agentjobs.contract.outcome import phase
+from agentjobs.contract.resolution.resolution import RunFacts
+from agentjobs.contract.text import substance
 from agentjobs.models.contract import (
     Artifact,
     FailureClassification,

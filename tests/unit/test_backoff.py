@@ -12,8 +12,8 @@ import ast
 import pathlib
 import random
 
-from agentjobs.logic import backoff
-from agentjobs.logic.backoff import Backoff
+from agentjobs.runtime import backoff
+from agentjobs.runtime.backoff import Backoff
 
 OPERATOR = pathlib.Path(__file__).parents[2] / "operator" / "agentjobs"
 WAITS = ("sleep", "wait")

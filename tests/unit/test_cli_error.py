@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agentjobs.logic import outcome
-from agentjobs.logic.transcripts import cli_error
-from agentjobs.logic.transcripts.meaning import CliError
+from agentjobs.contract.outcome import outcome
+from agentjobs.contract.reading.transcripts import cli_error
+from agentjobs.contract.reading.transcripts.meaning import CliError
 from agentjobs.models.contract import FailureKind, TaskOutcomeStatus
 
 

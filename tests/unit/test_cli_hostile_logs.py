@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from agentjobs import cli
-from agentjobs.logic.grade_reader import GradeReader
-from agentjobs.logic.transcript_reader import TranscriptReader
+from agentjobs.contract.reading.grade_reader import GradeReader
+from agentjobs.contract.reading.transcript_reader import TranscriptReader
 
 HOSTILE_LOGS = {
     "surrogate comments": (

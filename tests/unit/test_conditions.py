@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agentjobs.logic import conditions
+from agentjobs.kube import conditions
 from tests import kstatus
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

@@ -33,12 +33,12 @@ from agentjobs.adapters import tls_identity
 from agentjobs.adapters.object_store import ObjectStore, StorageError, StorageSettings
 from agentjobs.adapters.presigned_store import CredentialRefused, PresignedStore
 from agentjobs.cli import run
-from agentjobs.handlers import credential_service
-from agentjobs.handlers.config import CredentialsEndpoint
-from agentjobs.logic import credentials
-from agentjobs.logic.bucket_policy import BucketPolicy
+from agentjobs.contract.artifacts import credentials
+from agentjobs.contract.artifacts.bucket_policy import BucketPolicy
 from agentjobs.models import presign
 from agentjobs.models.storage import ObjectLocation
+from agentjobs.runtime.config import CredentialsEndpoint
+from agentjobs.services import credential_service
 
 ROOT = "team-a/review/0-plan/attempt-1"
 SETTINGS = StorageSettings(

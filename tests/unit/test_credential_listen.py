@@ -14,9 +14,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from agentjobs.adapters.object_store import ObjectStore, StorageSettings
-from agentjobs.handlers import credential_service
-from agentjobs.handlers.config import CredentialsEndpoint
-from agentjobs.logic.bucket_policy import BucketPolicy
+from agentjobs.contract.artifacts.bucket_policy import BucketPolicy
+from agentjobs.runtime.config import CredentialsEndpoint
+from agentjobs.services import credential_service
 
 SETTINGS = StorageSettings(
     endpoint="http://127.0.0.1:9", bucket="agentjobs", region="us-east-1", secret_key="s"

@@ -1,5 +1,5 @@
-"""Per-attempt tokens and what they grant (logic/credentials.py), the bucket allow-list, and
-what a phase may read (handoff.readable_roots).
+"""Per-attempt tokens and what they grant (contract/artifacts/credentials.py), the bucket
+allow-list, and what a phase may read (handoff.readable_roots).
 
 Cases: a token verifies with its key and carries its claims; a tampered payload or
 signature, another key, a malformed or expired token are refused without repeating the
@@ -22,9 +22,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentjobs.logic import credentials, handoff
-from agentjobs.logic.bucket_policy import BucketPolicy
-from agentjobs.logic.credentials import AccessDenied, Claims, InvalidToken, Root
+from agentjobs.contract.artifacts import credentials, handoff
+from agentjobs.contract.artifacts.bucket_policy import BucketPolicy
+from agentjobs.contract.artifacts.credentials import AccessDenied, Claims, InvalidToken, Root
 from agentjobs.models.resources import PhaseSpec
 
 KEY = b"k" * 32

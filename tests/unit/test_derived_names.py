@@ -17,7 +17,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentjobs.logic import naming
+from agentjobs.kube import naming
 from agentjobs.models.kubernetes import DNS_LABEL, DNS_SUBDOMAIN
 
 LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"

@@ -11,7 +11,7 @@ import pytest
 
 from agentjobs.adapters.kube import ApiError
 from agentjobs.adapters.object_store import StorageError
-from agentjobs.handlers.errors import RetryLater, log_retry, transient
+from agentjobs.runtime.errors import RetryLater, log_retry, transient
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from agentjobs.logic.grade_reader import GradeReader
+from agentjobs.contract.reading.grade_reader import GradeReader
 from agentjobs.models.contract import Criterion, Grade, GradeState
 
 GRADER = Path(__file__).parents[2] / "manifests" / "examples" / "agent" / "grade.sh"

@@ -12,9 +12,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from agentjobs.logic import pods
-from agentjobs.logic.grade_reader import GradeReader
-from agentjobs.logic.outcomes import revision
+from agentjobs.contract.grading import revision
+from agentjobs.contract.reading.grade_reader import GradeReader
+from agentjobs.kube import pods
 from agentjobs.models.contract import Grade, GradeState
 
 EXAMPLES = Path(__file__).parents[2] / "manifests" / "examples" / "agent"

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agentjobs.logic import execution
-from agentjobs.logic.execution import PhaseRecord
+from agentjobs.contract.execution import execution
+from agentjobs.contract.execution.execution import PhaseRecord
 from agentjobs.models.contract import (
     Artifact,
     ExecutionStatus,

@@ -15,8 +15,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from agentjobs.logic import conditions, execution_plan, phase_status
-from agentjobs.logic.execution_plan import ChildPhase
+from agentjobs.contract.execution import execution_plan
+from agentjobs.contract.execution.execution_plan import ChildPhase
+from agentjobs.contract.phase import phase_status
+from agentjobs.kube import conditions
 from agentjobs.models.contract import FailureKind, SystemFailure
 from agentjobs.models.resources import (
     ExecutionResourceStatus,
@@ -201,7 +203,7 @@ def test_a_reconcile_that_changes_nothing_gives_the_same_status() -> None:
 
 
 def test_a_written_status_is_settled_only_when_a_reconcile_of_it_would_do_nothing() -> None:
-    # Its write's event is then not reconciled (handlers/executions.py).
+    # Its write's event is then not reconciled (controllers/execution/executions.py).
     running = [child(0, {"status": "running"})]
     written = plan(running).status
     assert execution_plan.settled(SPEC, running, written, generation=1, now=NOW)

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from agentjobs.adapters import paths
-from agentjobs.handlers import events
-from agentjobs.handlers.executions import ExecutionReconciler
-from agentjobs.handlers.observed import Observed
-from agentjobs.logic import phase_status
+from agentjobs.contract.phase import phase_status
+from agentjobs.controllers.execution.executions import ExecutionReconciler
 from agentjobs.models.resources import ExecutionSpec
+from agentjobs.runtime import events
+from agentjobs.runtime.observed import Observed
 from tests.memory_kube import MemoryKube
 
 NAMESPACE, NAME, UID = "team", "fix", "uid-1"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from agentjobs.adapters import input_dir, output_dir
-from agentjobs.logic import handoff
+from agentjobs.contract.artifacts import handoff
 from agentjobs.models.storage import HandoffManifest, HandoffRef, InputArtifact, ObjectLocation
 from agentjobs.sidecars import fetcher
 

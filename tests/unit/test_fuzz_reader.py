@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentjobs.logic import agent_text
+from agentjobs.contract.text import agent_text
 from agentjobs.models.contract import TranscriptFormat
 from benchmarks import fuzz_reader
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from agentjobs.logic.unpushed_work import DEFAULT_LIMITS, WorkLimits
+from agentjobs.contract.artifacts.unpushed_work import DEFAULT_LIMITS, WorkLimits
 from agentjobs.models.storage import RepositoryRecord
 from agentjobs.sidecars import work_scan
 

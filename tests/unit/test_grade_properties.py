@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentjobs.logic.grade_reader import GradeReader, GradeVerdict
+from agentjobs.contract.reading.grade_reader import GradeReader, GradeVerdict
 from agentjobs.models.contract import GradeState, TranscriptFormat
 from tests.unit.test_reader_properties import small_limits, split_at
 

@@ -16,8 +16,8 @@ import json
 
 import pytest
 
-from agentjobs.logic import report_reader
-from agentjobs.logic.grade_reader import GradeReader, GradeVerdict
+from agentjobs.contract.reading import report_reader
+from agentjobs.contract.reading.grade_reader import GradeReader, GradeVerdict
 from agentjobs.models.contract import (
     Criterion,
     FailureKind,

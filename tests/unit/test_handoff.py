@@ -17,9 +17,11 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from agentjobs.logic import artifact_rule, handoff, phase, phase_status, status_budget
-from agentjobs.logic.resolution import RunFacts
-from agentjobs.logic.transcript_reader import ReaderVerdict
+from agentjobs.contract.artifacts import artifact_rule, handoff
+from agentjobs.contract.outcome import phase, status_budget
+from agentjobs.contract.phase import phase_status
+from agentjobs.contract.reading.transcript_reader import ReaderVerdict
+from agentjobs.contract.resolution.resolution import RunFacts
 from agentjobs.models.contract import Artifact, PhaseStatus, Report, ReportState
 from agentjobs.models.output import MAX_PATH_BYTES
 from agentjobs.models.resources import PhaseResourceStatus

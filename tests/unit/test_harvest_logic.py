@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 
 from agentjobs.adapters.object_store import StorageError, StorageNotConfigured, StorageSettings
-from agentjobs.logic import harvest, object_layout
-from agentjobs.logic.handoff import UnsafeArtifactPath
+from agentjobs.contract.artifacts import harvest, object_layout
+from agentjobs.contract.artifacts.handoff import UnsafeArtifactPath
 from agentjobs.models.output import EntryKind, HarvestLimits, OutputEntry
 from agentjobs.models.storage import ObjectLocation
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentjobs.handlers.phase_storage import StoredObject, stored_work
+from agentjobs.services.phase_storage import StoredObject, stored_work
 from agentjobs.sidecars import harvester, work_scan
 from tests.unit.test_git_repos import clone, commit, git
 from tests.unit.test_harvester import ROOT, MemoryStore

@@ -17,9 +17,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agentjobs.logic import agent_text, phase, phase_status, report_body, resolution, usage
-from agentjobs.logic.artifact_rule import RecoveryContext
-from agentjobs.logic.grade_reader import GradeReader
+from agentjobs.contract.artifacts.artifact_rule import RecoveryContext
+from agentjobs.contract.outcome import phase
+from agentjobs.contract.phase import phase_status
+from agentjobs.contract.reading import report_body
+from agentjobs.contract.reading.grade_reader import GradeReader
+from agentjobs.contract.resolution import resolution
+from agentjobs.contract.text import agent_text, usage
 from agentjobs.models.contract import ReportState, TranscriptFormat, Usage
 from agentjobs.models.resources import PhaseResourceStatus
 from tests.unit.reading import read, report_block

@@ -17,8 +17,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agentjobs.logic import lease
-from agentjobs.logic.lease import LeaseRecord, Observation
+from agentjobs.kube import lease
+from agentjobs.kube.lease import LeaseRecord, Observation
 
 WALL = datetime(2026, 5, 1, 12, 0, 0, 123456, tzinfo=UTC)
 ME, OTHER = "operator-a_1234", "operator-b_5678"

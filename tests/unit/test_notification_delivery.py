@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agentjobs.logic.notifications import delivery
+from agentjobs.contract.notifications import delivery
 from agentjobs.models.notifications import (
     Answer,
     HttpAnswer,

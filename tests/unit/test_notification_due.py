@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from agentjobs.logic.execution_plan import ChildPhase
-from agentjobs.logic.notifications import delivery, due, message, targets
+from agentjobs.contract.execution.execution_plan import ChildPhase
+from agentjobs.contract.notifications import delivery, due, message, targets
 from agentjobs.models.notifications import HttpAnswer
 from agentjobs.models.resources import (
     ExecutionResourceStatus,

@@ -20,7 +20,7 @@ import pytest
 from cloudevents.core.bindings import http as cloudevents_http
 from cloudevents.core.formats.json import JSONFormat
 
-from agentjobs.logic.notifications import message
+from agentjobs.contract.notifications import message
 from agentjobs.models.resources import ExecutionResourceStatus, PhaseResourceStatus
 
 EXECUTION = message.ExecutionRef(namespace="team-a", name="release-notes", uid="0b5c-uid")

@@ -16,7 +16,7 @@ import hmac
 
 import pytest
 
-from agentjobs.logic.notifications import signing
+from agentjobs.contract.notifications import signing
 
 # The example of the Standard Webhooks specification: secret, id, timestamp, body, signature.
 SPEC_SECRET = b"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"

@@ -23,7 +23,7 @@ import ipaddress
 
 import pytest
 
-from agentjobs.logic.notifications import addresses, targets
+from agentjobs.contract.notifications import addresses, targets
 
 HOOKS = targets.parse_patterns(["https://hooks.example.com/*"])
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from yarl import URL
 
-from agentjobs.logic.notifications import targets
+from agentjobs.contract.notifications import targets
 
 ALLOWED = targets.parse_patterns(["https://hooks.example.com/*", "http://127.0.0.1:*/*"])
 TRICKY = st.sampled_from([*"@\\#?/:[]%. ", "%2e", "%40", "evil.test", "80", "a"])

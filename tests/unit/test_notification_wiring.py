@@ -22,11 +22,11 @@ from typing import Any
 import pytest
 
 from agentjobs.cli import run
-from agentjobs.handlers.config import OperatorConfig
-from agentjobs.handlers.notifier import Notifier
-from agentjobs.logic.notifications import delivery, due, message, signing, targets
+from agentjobs.contract.notifications import delivery, due, message, signing, targets
 from agentjobs.models.notifications import HttpAnswer, NotificationRecord
 from agentjobs.models.resources import ExecutionResourceStatus, ExecutionSpec
+from agentjobs.runtime.config import OperatorConfig
+from agentjobs.services.notifier import Notifier
 
 REPO = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)

@@ -17,9 +17,8 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from agentjobs.handlers.notifier import Notifier, SecretUnavailable
-from agentjobs.logic.execution_plan import ChildPhase
-from agentjobs.logic.notifications import due, message, targets
+from agentjobs.contract.execution.execution_plan import ChildPhase
+from agentjobs.contract.notifications import due, message, targets
 from agentjobs.models.notifications import NotificationRecord
 from agentjobs.models.resources import (
     ExecutionResourceStatus,
@@ -27,6 +26,7 @@ from agentjobs.models.resources import (
     PhaseResourceStatus,
     PhaseSpec,
 )
+from agentjobs.services.notifier import Notifier, SecretUnavailable
 from tests.unit.webhook_receiver import PATH, QUERY, SECRET, Receiver, serving
 
 NOW = datetime.now(UTC).replace(microsecond=0)  # signatures carry the real time

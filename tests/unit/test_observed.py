@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentjobs.handlers import observed
+from agentjobs.runtime import observed
 
 
 def phase(owners: list[dict[str, Any]]) -> dict[str, Any]:

@@ -17,10 +17,12 @@ import aiohttp
 import pytest
 
 from agentjobs.adapters.kube import ApiError
-from agentjobs.handlers import errors, phase_runner
-from agentjobs.logic import agent_text, backoff, operator_failure
+from agentjobs.contract.phase import operator_failure
+from agentjobs.contract.text import agent_text
+from agentjobs.controllers.phase import phase_runner
 from agentjobs.models.contract import FailureClassification, PhaseStatus
 from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.runtime import backoff, errors
 
 
 class Runner:

@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agentjobs.logic import outcome, phase
-from agentjobs.logic.artifact_rule import RecoveryContext
-from agentjobs.logic.resolution import RunFacts
+from agentjobs.contract.artifacts.artifact_rule import RecoveryContext
+from agentjobs.contract.outcome import outcome, phase
+from agentjobs.contract.resolution.resolution import RunFacts
 from agentjobs.models.contract import (
     FailureKind,
     FailureReason,

@@ -20,8 +20,9 @@ import pydantic
 import pytest
 import yaml
 
-from agentjobs.logic import execution_plan, phase_status
-from agentjobs.logic.execution_plan import ChildPhase
+from agentjobs.contract.execution import execution_plan
+from agentjobs.contract.execution.execution_plan import ChildPhase
+from agentjobs.contract.phase import phase_status
 from agentjobs.models.contract import EvaluationResult, PhaseStatus
 from agentjobs.models.outcomes import OutcomeSpec, PhaseOutcome
 from agentjobs.models.resources import ExecutionResourceStatus, ExecutionSpec, PhaseResourceStatus

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import yaml
 
-from agentjobs.logic import pods
-from agentjobs.logic.grade_reader import GradeReader
-from agentjobs.logic.outcomes import revision
+from agentjobs.contract.grading import revision
+from agentjobs.contract.reading.grade_reader import GradeReader
+from agentjobs.kube import pods
 from agentjobs.models.contract import Grade, GradeState
 from agentjobs.models.resources import ExecutionSpec
 

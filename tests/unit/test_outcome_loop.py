@@ -18,8 +18,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agentjobs.logic.outcomes import evaluation, phase_end, record, revision
-from agentjobs.logic.outcomes.evaluation import Evaluated, GraderRun
+from agentjobs.contract.grading import evaluation, phase_end, record, revision
+from agentjobs.contract.grading.evaluation import Evaluated, GraderRun
 from agentjobs.models.contract import (
     Criterion,
     EvaluationResult,

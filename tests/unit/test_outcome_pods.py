@@ -16,9 +16,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agentjobs.logic import execution_plan, naming, pod_security, pods
-from agentjobs.logic.outcomes import grader, loop_status, phase_end, revision
-from agentjobs.logic.outcomes.evaluation import Evaluated
+from agentjobs.contract.execution import execution_plan
+from agentjobs.contract.grading import grader, phase_end, revision
+from agentjobs.contract.grading.evaluation import Evaluated
+from agentjobs.contract.phase import loop_status
+from agentjobs.kube import naming, pod_security, pods
 from agentjobs.models.contract import (
     EvaluationResult,
     PhaseStatus,

@@ -20,11 +20,12 @@ from typing import Any
 
 import pytest
 
-from agentjobs.logic import phase_core, pod_state, run_checkpoint
-from agentjobs.logic.naming import ANNOTATION_DELETION_REQUESTED
-from agentjobs.logic.outcomes.evaluation import Evaluated
-from agentjobs.logic.phase_core import AfterEvaluation, Step, Stops
-from agentjobs.logic.resolution import RunFacts
+from agentjobs.contract.grading.evaluation import Evaluated
+from agentjobs.contract.phase import phase_core, run_checkpoint
+from agentjobs.contract.phase.phase_core import AfterEvaluation, Step, Stops
+from agentjobs.contract.resolution.resolution import RunFacts
+from agentjobs.kube import pod_state
+from agentjobs.kube.naming import ANNOTATION_DELETION_REQUESTED
 from agentjobs.models.contract import EvaluationResult, FailureKind, PhaseStatus, SystemFailure
 from agentjobs.models.outcomes import Evaluation, PhaseOutcome
 from agentjobs.models.resources import PhaseResourceStatus, RunCheckpoint

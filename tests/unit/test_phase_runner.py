@@ -17,12 +17,13 @@ from typing import Any
 import pytest
 
 from agentjobs.adapters import paths
-from agentjobs.handlers import events
-from agentjobs.handlers.config import OperatorConfig
-from agentjobs.handlers.observed import Observed
-from agentjobs.handlers.phase_runner import PhaseRunner
-from agentjobs.logic import naming, phase_status
+from agentjobs.contract.phase import phase_status
+from agentjobs.controllers.phase.phase_runner import PhaseRunner
+from agentjobs.kube import naming
 from agentjobs.models.resources import ExecutionSpec
+from agentjobs.runtime import events
+from agentjobs.runtime.config import OperatorConfig
+from agentjobs.runtime.observed import Observed
 from tests import builders
 from tests.memory_kube import MemoryKube
 

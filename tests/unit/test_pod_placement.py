@@ -21,7 +21,8 @@ import pytest
 from pydantic import ValidationError
 
 from agentjobs.cli import run
-from agentjobs.logic import in_pod, phase_status, pod_placement, pod_security, pods
+from agentjobs.contract.phase import phase_status
+from agentjobs.kube import in_pod, pod_placement, pod_security, pods
 from agentjobs.models.crd import structural_schema
 from agentjobs.models.kubernetes import DNS_SUBDOMAIN, PodSecurityContext, ResourceRequirements
 from agentjobs.models.resources import ExecutionSpec, PhaseSpec

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from agentjobs.logic import pod_start
-from agentjobs.logic.pod_start import Ends, Started, Trouble, Waiting
+from agentjobs.contract.resolution import pod_start
+from agentjobs.contract.resolution.pod_start import Ends, Started, Trouble, Waiting
 from agentjobs.models.contract import FailureKind, SystemFailure
 
 CREATED = datetime(2026, 12, 1, 9, tzinfo=UTC)

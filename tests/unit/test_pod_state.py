@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from agentjobs.logic import pod_state
-from agentjobs.logic.naming import ANNOTATION_DELETION_REQUESTED
-from agentjobs.logic.pod_state import Stage
+from agentjobs.kube import pod_state
+from agentjobs.kube.naming import ANNOTATION_DELETION_REQUESTED
+from agentjobs.kube.pod_state import Stage
 from agentjobs.models.contract import FailureKind
 
 

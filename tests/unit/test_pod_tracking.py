@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentjobs.logic import naming, pod_tracking
+from agentjobs.contract.phase import pod_tracking
+from agentjobs.kube import naming
 
 PHASE_UID = "phase-uid"
 

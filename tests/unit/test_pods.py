@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from agentjobs.logic import naming, pod_security, pods
+from agentjobs.kube import naming, pod_security, pods
 from agentjobs.models.output import HarvestLimits
 from agentjobs.models.resources import PhaseSpec
 from agentjobs.models.storage import HandoffRef

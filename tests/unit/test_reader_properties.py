@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentjobs.logic import report_reader, transcript_reader
-from agentjobs.logic.transcript_reader import TranscriptReader
+from agentjobs.contract.reading import report_reader, transcript_reader
+from agentjobs.contract.reading.transcript_reader import TranscriptReader
 from agentjobs.models.contract import ReportState, TranscriptFormat
 from tests.unit.reading import read, read_chunks
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentjobs.logic import report_body
+from agentjobs.contract.reading import report_body
 from agentjobs.models.contract import FailureReason, Report, ReportState, SideEffects
 from tests.unit.reading import read, report_block
 

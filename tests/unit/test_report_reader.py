@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentjobs.logic import report_reader
+from agentjobs.contract.reading import report_reader
 from agentjobs.models.contract import ReportState, SideEffects
 from tests.unit.reading import read, report_block
 
@@ -252,7 +252,7 @@ def test_r12_reading_the_same_log_twice_gives_the_same_verdict() -> None:
 
 
 def test_r12_the_verdict_can_be_asked_for_mid_stream_without_disturbing_the_reader() -> None:
-    from agentjobs.logic.transcript_reader import TranscriptReader
+    from agentjobs.contract.reading.transcript_reader import TranscriptReader
 
     reader = TranscriptReader()
     reader.feed(b'TASK_RESULT: {"success": true}\n')
@@ -263,7 +263,7 @@ def test_r12_the_verdict_can_be_asked_for_mid_stream_without_disturbing_the_read
 
 
 def test_r12_a_closed_reader_takes_no_more_bytes() -> None:
-    from agentjobs.logic.transcript_reader import TranscriptReader
+    from agentjobs.contract.reading.transcript_reader import TranscriptReader
 
     reader = TranscriptReader()
     reader.close()

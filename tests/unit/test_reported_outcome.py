@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 
-from agentjobs.logic import phase, report_body
-from agentjobs.logic.artifact_rule import RecoveryContext
-from agentjobs.logic.resolution import RunFacts
+from agentjobs.contract.artifacts.artifact_rule import RecoveryContext
+from agentjobs.contract.outcome import phase
+from agentjobs.contract.reading import report_body
+from agentjobs.contract.resolution.resolution import RunFacts
 from agentjobs.models.contract import (
     Blocker,
     FailureClassification,

@@ -14,8 +14,8 @@ import itertools
 
 import pytest
 
-from agentjobs.logic import resolution
-from agentjobs.logic.resolution import RunFacts
+from agentjobs.contract.resolution import resolution
+from agentjobs.contract.resolution.resolution import RunFacts
 from agentjobs.models.contract import (
     FailureClassification,
     FailureKind,

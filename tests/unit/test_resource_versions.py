@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentjobs.logic.resource_versions import written_is_later
+from agentjobs.kube.resource_versions import written_is_later
 
 
 def body(uid: str, version: str) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""R48: resuming an ended Execution (logic/resume.py) and the plan of a resumed one (R27).
+"""R48: resuming an ended Execution (contract/execution/resume.py) and the plan of a resumed
+one (R27).
 
 Cases: a parent that does not exist, has not ended or completed is refused with
 a code and a message naming it; the phases before the parent's first
@@ -25,8 +26,9 @@ from typing import Any
 import pytest
 
 from agentjobs.cli import main as agentjobs
-from agentjobs.logic import execution_plan, phase_status, resume
-from agentjobs.logic.execution_plan import ChildPhase
+from agentjobs.contract.execution import execution_plan, resume
+from agentjobs.contract.execution.execution_plan import ChildPhase
+from agentjobs.contract.phase import phase_status
 from agentjobs.models.contract import SystemFailure
 from agentjobs.models.resources import (
     ExecutionResourceStatus,
@@ -227,7 +229,7 @@ def test_the_cli_copies_the_spec_resuming_and_neither_cancelled_nor_interrupted(
     assert resume.describe(found, SPEC) == "inherits draft (from notes); runs review, publish"
 
 
-# --- the plan of a resumed execution (logic/execution_plan.py) ---
+# --- the plan of a resumed execution (contract/execution/execution_plan.py) ---
 
 
 def own(index: int, status: dict[str, Any]) -> ChildPhase:

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pydantic import ValidationError
 
-from agentjobs.logic import phase_status, retry
+from agentjobs.contract import retry
+from agentjobs.contract.phase import phase_status
 from agentjobs.models.contract import (
     FailureClassification,
     PhaseStatus,

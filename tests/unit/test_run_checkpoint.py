@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from agentjobs.logic import ownership, phase, run_checkpoint, status_patch
-from agentjobs.logic.artifact_rule import RecoveryContext
-from agentjobs.logic.resolution import RunFacts
-from agentjobs.logic.transcript_reader import ReaderVerdict
+from agentjobs.contract.artifacts.artifact_rule import RecoveryContext
+from agentjobs.contract.outcome import phase
+from agentjobs.contract.phase import run_checkpoint
+from agentjobs.contract.reading.transcript_reader import ReaderVerdict
+from agentjobs.contract.resolution.resolution import RunFacts
+from agentjobs.kube import ownership, status_patch
 from agentjobs.models.contract import FailureKind, Report, ReportState, SystemFailure
 from agentjobs.models.output import EntryKind, OutputEntry
 from agentjobs.models.resources import PhaseResourceStatus

@@ -17,10 +17,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from agentjobs.adapters.kube import ApiError
-from agentjobs.handlers import errors
-from agentjobs.logic import agent_text, artifact_rule, status_budget
-from agentjobs.logic.outcomes import phase_end, record
-from agentjobs.logic.outcomes.evaluation import Evaluated
+from agentjobs.contract.artifacts import artifact_rule
+from agentjobs.contract.grading import phase_end, record
+from agentjobs.contract.grading.evaluation import Evaluated
+from agentjobs.contract.outcome import status_budget
+from agentjobs.contract.text import agent_text
 from agentjobs.models.contract import (
     Blocker,
     Criterion,
@@ -41,6 +42,7 @@ from agentjobs.models.resources import (
     PhaseResourceStatus,
     RunCheckpoint,
 )
+from agentjobs.runtime import errors
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 BUDGET = status_budget.STATUS_BUDGET

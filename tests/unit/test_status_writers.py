@@ -63,21 +63,21 @@ def _writes() -> tuple[list[str], list[str]]:
 def test_one_function_writes_a_phases_status_and_one_an_executions() -> None:
     paths, _ = _writes()
     assert sorted(paths) == [
-        "handlers/executions.py::ExecutionReconciler._write_status",
-        "handlers/phase_context.py::PhaseContext.write_status",
+        "controllers/execution/executions.py::ExecutionReconciler._write_status",
+        "controllers/phase/phase_context.py::PhaseContext.write_status",
     ]
 
 
 def test_only_the_status_helper_sends_a_status_patch() -> None:
     _, bodies = _writes()
     assert sorted(set(bodies)) == [
-        "handlers/errors.py::_write_smallest",
-        "handlers/errors.py::write_status",
+        "runtime/errors.py::_write_smallest",
+        "runtime/errors.py::write_status",
     ]
 
 
 def test_a_status_write_added_elsewhere_is_found() -> None:
-    visitor = _Writes("handlers/rogue.py")
+    visitor = _Writes("controllers/rogue.py")
     rogue = "async def finish(kube):\n    await kube.merge_patch(paths.status(p), {'status': {}})\n"
     visitor.visit(ast.parse(rogue))
-    assert visitor.status_paths == visitor.status_bodies == ["handlers/rogue.py::finish"]
+    assert visitor.status_paths == visitor.status_bodies == ["controllers/rogue.py::finish"]

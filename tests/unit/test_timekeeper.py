@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from agentjobs.logic import agent_timeout
+from agentjobs.kube import agent_timeout
 from agentjobs.sidecars.timekeeper import AFTER_TIMEOUT_SECONDS, SILENCE_SECONDS
 
 # Real processes that wait out the timekeeper's own seconds.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from agentjobs.logic import transcript_reader
+from agentjobs.contract.reading import transcript_reader
 from agentjobs.models.contract import ReportState, TranscriptFormat
 from tests import builders
 from tests.unit.reading import read

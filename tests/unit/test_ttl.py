@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from agentjobs.logic import ttl
+from agentjobs.contract.execution import ttl
 from agentjobs.models.notifications import NotificationRecord
 from agentjobs.models.resources import ExecutionResourceStatus, ExecutionSpec
 

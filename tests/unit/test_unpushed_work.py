@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import pytest
 
-from agentjobs.logic import artifact_rule, unpushed_work
-from agentjobs.logic.artifact_rule import PhaseEnd, RecoveryContext
-from agentjobs.logic.unpushed_work import BadRepository, CommitChanges, Head
+from agentjobs.contract.artifacts import artifact_rule, unpushed_work
+from agentjobs.contract.artifacts.artifact_rule import PhaseEnd, RecoveryContext
+from agentjobs.contract.artifacts.unpushed_work import BadRepository, CommitChanges, Head
 from agentjobs.models.output import EntryKind, OutputEntry
 from agentjobs.models.storage import RepositoryRecord, StoredPatch
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import kopf
 from kopf._cogs.structs.references import Resource
 
-from agentjobs.handlers import registration
-from agentjobs.logic import naming
+from agentjobs.controllers import registration
+from agentjobs.kube import naming
 
 PODS = Resource("", "v1", "pods", kind="Pod", namespaced=True)
 PHASES = Resource("agentjobs.io", "v1alpha1", "phases", kind="Phase", namespaced=True)

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 import pytest
 
 from agentjobs.adapters import webhook_sender
-from agentjobs.logic.notifications import delivery, message, signing, targets
+from agentjobs.contract.notifications import delivery, message, signing, targets
 from agentjobs.models.notifications import Answer, HttpAnswer, NoAnswer, NotificationRecord, NotSent
 from agentjobs.models.resources import ExecutionResourceStatus
 from tests.unit.webhook_receiver import PATH, QUERY, SECRET, Receiver, serving

@@ -1,6 +1,6 @@
 """Where the fetcher writes the previous phase's artifacts, never outside ``artifacts/input/``.
 
-Paths were checked (``logic/handoff.py``); this module makes sure the
+Paths were checked (``contract/artifacts/handoff.py``); this module makes sure the
 filesystem cannot redirect them either: each directory on the way is created
 and opened relative to its parent's descriptor with ``O_NOFOLLOW``, so a
 symlink already in ``input/`` (a restarted pod keeps its workspace) is

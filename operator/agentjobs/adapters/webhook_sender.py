@@ -31,7 +31,8 @@ TIMEOUT_SECONDS = 10.0
 CONNECT_TIMEOUT_SECONDS = 5.0
 USER_AGENT = "agentjobs-webhooks"
 
-# Why a host or address is never called (None: it may be); the rule lives in logic.
+# Why a host or address is never called (None: it may be); the rule is the contract's
+# (notifications.addresses).
 Forbidden = Callable[[str], str | None]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agentjobs.adapters.object_store import ObjectStore, StorageSettings
 from agentjobs.cli import execution_phases
-from agentjobs.logic import handoff
+from agentjobs.contract.artifacts import handoff
 from agentjobs.models.resources import PhaseResourceStatus
 from agentjobs.models.storage import HandoffManifest, InputArtifact, ObjectLocation
 

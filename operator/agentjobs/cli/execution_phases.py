@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from agentjobs.adapters import paths
 from agentjobs.adapters.object_store import StorageError
-from agentjobs.logic import naming
+from agentjobs.kube import naming
 from agentjobs.models.resources import PhaseResourceStatus, PhaseSpec
 
 PhaseRecord = tuple[PhaseSpec, PhaseResourceStatus]

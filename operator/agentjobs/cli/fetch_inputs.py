@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from agentjobs.adapters.object_store import StorageError
 from agentjobs.adapters.presigned_store import PresignedStore
-from agentjobs.logic import in_pod
+from agentjobs.kube import in_pod
 from agentjobs.models.storage import HandoffRef
 from agentjobs.sidecars import fetcher
 

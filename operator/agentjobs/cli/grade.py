@@ -8,8 +8,8 @@ import sys
 from typing import Any
 
 from agentjobs.cli import log_input
-from agentjobs.logic.grade_reader import GradeReader, GradeVerdict
-from agentjobs.logic.transcripts import formats
+from agentjobs.contract.reading.grade_reader import GradeReader, GradeVerdict
+from agentjobs.contract.reading.transcripts import formats
 from agentjobs.models.contract import GradeState, TranscriptFormat
 
 HELP = "read a grader's log offline and print its grade as one JSON object"

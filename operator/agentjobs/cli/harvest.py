@@ -9,7 +9,7 @@ from pathlib import Path
 
 from agentjobs.adapters.object_store import StorageError
 from agentjobs.adapters.presigned_store import PresignedStore
-from agentjobs.logic import in_pod
+from agentjobs.kube import in_pod
 from agentjobs.models import output
 from agentjobs.sidecars import harvester
 

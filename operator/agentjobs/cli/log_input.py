@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import BinaryIO, Protocol
 
-from agentjobs.logic import agent_text
+from agentjobs.contract.text import agent_text
 from agentjobs.models.contract import TranscriptFormat
 
 READ_CHUNK = 1024 * 1024

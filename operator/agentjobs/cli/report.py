@@ -11,9 +11,11 @@ from typing import Any
 
 from agentjobs.adapters import output_dir
 from agentjobs.cli import log_input
-from agentjobs.logic import artifact_rule, phase, resolution
-from agentjobs.logic.transcript_reader import TranscriptReader
-from agentjobs.logic.transcripts import formats
+from agentjobs.contract.artifacts import artifact_rule
+from agentjobs.contract.outcome import phase
+from agentjobs.contract.reading.transcript_reader import TranscriptReader
+from agentjobs.contract.reading.transcripts import formats
+from agentjobs.contract.resolution import resolution
 from agentjobs.models.contract import TranscriptFormat
 
 HELP = "read an agent's log offline and print the verdict as one JSON object"

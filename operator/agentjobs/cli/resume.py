@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from agentjobs.cli import execution_phases
-from agentjobs.logic import resume
+from agentjobs.contract.execution import resume
 from agentjobs.models.contract import SystemFailure
 from agentjobs.models.resources import API_VERSION, ExecutionSpec
 

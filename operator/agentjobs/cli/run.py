@@ -17,12 +17,12 @@ from pydantic import BaseModel, ValidationError
 
 from agentjobs.adapters import log_records, metrics
 from agentjobs.adapters.log_records import LogFormat
-from agentjobs.handlers.config import CredentialsEndpoint, LeaderElection, OperatorConfig
-from agentjobs.logic.bucket_policy import ALLOWED_BUCKETS_FLAG
-from agentjobs.logic.notifications import targets
-from agentjobs.logic.pod_security import RESTRICTED_CONTAINER, RESTRICTED_POD, PodSecurity
+from agentjobs.contract.artifacts.bucket_policy import ALLOWED_BUCKETS_FLAG
+from agentjobs.contract.notifications import targets
+from agentjobs.kube.pod_security import RESTRICTED_CONTAINER, RESTRICTED_POD, PodSecurity
 from agentjobs.models.kubernetes import PodSecurityContext, ResourceRequirements, SecurityContext
 from agentjobs.models.output import HarvestLimits
+from agentjobs.runtime.config import CredentialsEndpoint, LeaderElection, OperatorConfig
 
 Context = TypeVar("Context", bound=BaseModel)
 
@@ -350,7 +350,7 @@ def run(args: argparse.Namespace) -> int:
     # Imported here, not at the top: kopf is heavy, and the sidecar commands must start fast.
     import kopf
 
-    from agentjobs.handlers import registration
+    from agentjobs.controllers import registration
 
     assert registration.start is not None  # importing the module registers the handlers
     try:

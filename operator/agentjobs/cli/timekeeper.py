@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 
-from agentjobs.logic import agent_timeout
+from agentjobs.kube import agent_timeout
 from agentjobs.sidecars import timekeeper
 
 HELP = "(in a phase pod) answer the agent's timeout probes until the agent has ended"

@@ -6,7 +6,7 @@ calls is decided later by its own allow-list (``--webhook-allow``), so the
 schema admits both http and https. The status side is what survives an
 operator restart: every due notification with its state and its next try.
 The answers of one delivery attempt are plain values shared by the sender
-(an adapter) and the delivery rules (logic), which may not import each other.
+(an adapter) and the delivery rules (the contract), which may not import each other.
 """
 
 from __future__ import annotations

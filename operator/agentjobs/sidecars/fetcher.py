@@ -5,7 +5,7 @@ previous phase's artifacts into ``artifacts/input/``; for a revised attempt of a
 outcome (R42) also its previous attempt's files into ``artifacts/previous/`` and the
 evaluation into ``artifacts/feedback/``. What to fetch is one
 object, the previous phase's hand-off manifest, named with its SHA-256 in
-the Phase's spec; every entry is checked (``logic/handoff.py``: stored under
+the Phase's spec; every entry is checked (``contract/artifacts/handoff.py``: stored under
 the handed-on attempt, landing under ``input/``) and every file against its
 own SHA-256 before anything is written, and each file is written through
 directory descriptors that follow no symlink (``adapters/input_dir.py``). A
@@ -29,8 +29,10 @@ from agentjobs.adapters import input_dir as destinations
 from agentjobs.adapters import output_dir as directories
 from agentjobs.adapters.object_store import StorageError
 from agentjobs.adapters.presigned_store import PresignedStore
-from agentjobs.logic import backoff, handoff, pod_placement
+from agentjobs.contract.artifacts import handoff
+from agentjobs.kube import pod_placement
 from agentjobs.models.storage import HandoffManifest, HandoffRef, ObjectLocation
+from agentjobs.runtime import backoff
 
 logger = logging.getLogger("agentjobs.fetcher")
 T = TypeVar("T")

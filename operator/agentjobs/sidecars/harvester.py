@@ -35,7 +35,8 @@ from types import FrameType
 from agentjobs.adapters import output_dir
 from agentjobs.adapters.object_store import StorageError, content_type
 from agentjobs.adapters.presigned_store import CredentialRefused, PresignedStore
-from agentjobs.logic import backoff, harvest, in_pod, object_layout, unpushed_work
+from agentjobs.contract.artifacts import harvest, object_layout, unpushed_work
+from agentjobs.kube import in_pod
 from agentjobs.models.output import DEFAULT_HARVEST_LIMITS, HarvestLimits, OutputEntry
 from agentjobs.models.storage import (
     ArtifactManifest,
@@ -43,6 +44,7 @@ from agentjobs.models.storage import (
     RepositoryRecord,
     StoredPatch,
 )
+from agentjobs.runtime import backoff
 from agentjobs.sidecars import work_scan
 
 logger = logging.getLogger("agentjobs.harvester")

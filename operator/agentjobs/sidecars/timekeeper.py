@@ -1,6 +1,6 @@
 """The timekeeper: the regular container that lets the kubelet stop a timed-out agent alone.
 
-See logic/agent_timeout.py for why it exists. It answers the kubelet's probes of the
+See kube/agent_timeout.py for why it exists. It answers the kubelet's probes of the
 agent on the pod's IP: the heartbeat (the agent's readiness probe) with 200, the
 timeout probe (the agent's liveness probe, first sent at the deadline) with 503. It
 exits 0 once the heartbeat has stopped (the agent ended), shortly after it failed the
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
 
-from agentjobs.logic import agent_timeout
+from agentjobs.kube import agent_timeout
 
 log = logging.getLogger(__name__)
 

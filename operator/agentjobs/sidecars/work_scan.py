@@ -1,7 +1,7 @@
 """R52 in the harvester: each git repository under /workspace, its unpushed commits as patches.
 
 The adapter (:mod:`agentjobs.adapters.git_repos`) reads a repository's files
-and runs git safely; :mod:`agentjobs.logic.unpushed_work` decides what they
+and runs git safely; :mod:`agentjobs.contract.artifacts.unpushed_work` decides what they
 mean. This module walks one repository through it: HEAD, upstream, the
 commits not on it, ``unpushed.patch`` and ``workflow-changes.patch`` written
 into the scratch directory for the harvester to upload. Whatever goes wrong
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentjobs.adapters import git_repos
-from agentjobs.logic import unpushed_work
-from agentjobs.logic.unpushed_work import BadRepository, WorkLimits
+from agentjobs.contract.artifacts import unpushed_work
+from agentjobs.contract.artifacts.unpushed_work import BadRepository, WorkLimits
 from agentjobs.models.storage import RepositoryRecord
 
 logger = logging.getLogger("agentjobs.harvester")

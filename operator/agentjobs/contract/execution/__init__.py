@@ -1,0 +1,1 @@
+"""An Execution's plan and status from its Phases (R23-R27), resumes (R48), clean-up."""

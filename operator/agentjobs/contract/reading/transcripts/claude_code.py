@@ -1,0 +1,90 @@
+"""Claude Code ``--output-format stream-json`` (Amp and Cursor print the same layout).
+
+- Words: ``text`` blocks of ``assistant`` events. Each block may arrive as an
+  event of its own, so blocks are one message per ``message.id``. A
+  subagent's events (``parent_tool_use_id`` set) reach the agent as a tool's
+  output: they are not its words.
+- End: ``result``. It failed when ``is_error`` is true, whatever its
+  ``subtype`` (the auth failure says ``success``), or when its subtype is an
+  ``error_*`` one; the message is in ``result`` (Claude Code) or ``error``
+  (Amp).
+- Usage: the ``result``'s totals for the run (the ``assistant`` events' own
+  usage is part of them).
+"""
+
+from __future__ import annotations
+
+from agentjobs.contract.reading.transcripts.generic import text_blocks
+from agentjobs.contract.reading.transcripts.meaning import (
+    NOTHING,
+    AgentText,
+    CliError,
+    EventMeaning,
+    JsonObject,
+    Terminal,
+    object_of,
+    text_of,
+    type_of,
+    usage_of,
+)
+
+MAX_TURNS_SUBTYPE = "error_max_turns"
+
+
+def identifies(event: JsonObject) -> bool:
+    """The events only this layout prints: its ``system`` events and ``assistant`` messages."""
+    event_type = type_of(event)
+    if event_type == "system":
+        return True
+    if event_type == "assistant":
+        return object_of(event.get("message")) is not None
+    return event_type == "result" and ("is_error" in event or "subtype" in event)
+
+
+class ClaudeCodeDecoder:
+    def decode(self, event: JsonObject) -> EventMeaning:
+        event_type = type_of(event)
+        if event_type == "assistant":
+            return _assistant(event)
+        if event_type == "result":
+            return _result(event)
+        return NOTHING
+
+
+def _assistant(event: JsonObject) -> EventMeaning:
+    message = object_of(event.get("message"))
+    if message is None or text_of(event.get("parent_tool_use_id")) is not None:
+        return NOTHING
+    blocks = text_blocks(message.get("content"))
+    message_id = text_of(message.get("id"))
+    if message_id is None:  # Cursor: one event, one message
+        joined = "\n".join(block.text for block in blocks)
+        return EventMeaning(texts=(AgentText(joined),) if blocks else ())
+    return EventMeaning(texts=tuple(AgentText(block.text, message=message_id) for block in blocks))
+
+
+def _result(event: JsonObject) -> EventMeaning:
+    subtype = text_of(event.get("subtype")) or ""
+    failed = event.get("is_error") is True or subtype.startswith("error")
+    error = CliError(_error_message(event, subtype), max_turns=subtype == MAX_TURNS_SUBTYPE)
+    usage = object_of(event.get("usage")) or {}
+    return EventMeaning(
+        terminal=Terminal(text=text_of(event.get("result")), error=error if failed else None),
+        usage=usage_of(
+            input_tokens=usage.get("input_tokens"),
+            output_tokens=usage.get("output_tokens"),
+            cache_creation=usage.get("cache_creation_input_tokens"),
+            cache_read=usage.get("cache_read_input_tokens"),
+            cost=event.get("total_cost_usd"),
+        ),
+    )
+
+
+def _error_message(event: JsonObject, subtype: str) -> str:
+    for value in (event.get("result"), event.get("error")):
+        if isinstance(value, str) and value.strip():
+            return value
+        detail = text_of((object_of(value) or {}).get("message"))
+        if detail:
+            return detail
+    return f"the agent CLI's run ended with {subtype or 'an error'}"

@@ -1,0 +1,121 @@
+"""The one interface every agent CLI's decoder implements (R13b-R13f).
+
+A decoder turns one parsed JSON event into an :class:`EventMeaning`: the
+agent's own words in it, whether it ends the run (and with what error), and
+the usage it reports. Decoders may keep a little state between events (a
+message counter, the last warning), never the transcript.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from agentjobs.contract.text import agent_text
+from agentjobs.models.contract import Usage
+
+JsonObject = dict[str, object]
+
+
+@dataclass(frozen=True)
+class AgentText:
+    """Words the agent wrote (R13c).
+
+    Pieces with the same ``message`` key are one message (Claude Code
+    blocks of one ``message.id``, Gemini CLI deltas); None is a whole
+    message of its own. A ``delta`` piece is joined to the one before it
+    as it is; any other piece is a block that ends its line.
+    """
+
+    text: str
+    message: str | None = None
+    delta: bool = False
+
+
+@dataclass(frozen=True)
+class CliError:
+    """R13e: the CLI's own message that its run failed."""
+
+    message: str
+    max_turns: bool = False
+
+
+@dataclass(frozen=True)
+class Terminal:
+    """R13d: the event that ends the run; ``text`` is the final text it carries, if any."""
+
+    text: str | None = None
+    error: CliError | None = None
+
+
+@dataclass(frozen=True)
+class EventMeaning:
+    """What one event says. ``run_continues`` takes back an earlier terminal event
+    (OpenCode: only the last ``step_finish`` counts)."""
+
+    texts: tuple[AgentText, ...] = ()
+    terminal: Terminal | None = None
+    usage: Usage | None = None
+    run_continues: bool = False
+
+
+NOTHING = EventMeaning()
+
+
+class Decoder(Protocol):
+    def decode(self, event: JsonObject) -> EventMeaning:
+        """The meaning of one JSON object from the transcript."""
+
+
+def text_of(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def object_of(value: object) -> JsonObject | None:
+    return value if isinstance(value, dict) else None
+
+
+def type_of(event: JsonObject) -> str | None:
+    """The event's ``type``; None when it is not a string (a list is not even hashable)."""
+    return text_of(event.get("type"))
+
+
+def count_of(value: object) -> int | None:
+    """A token count: a non-negative JSON integer (a boolean is not one), within int64."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return agent_text.count(value)
+    return None
+
+
+def cost_of(value: object) -> float | None:
+    """A cost: a non-negative finite JSON number (``1e999`` parses as infinity)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return agent_text.cost(value)
+    return None
+
+
+def uncached(total_input: object, cached: object) -> int | None:
+    """Input tokens not read from the cache, for CLIs whose input count includes them."""
+    total, cached_count = count_of(total_input), count_of(cached)
+    if total is None or cached_count is None:
+        return total
+    return max(total - cached_count, 0)
+
+
+def usage_of(
+    *,
+    input_tokens: object = None,
+    output_tokens: object = None,
+    cache_creation: object = None,
+    cache_read: object = None,
+    cost: object = None,
+) -> Usage | None:
+    """A :class:`Usage` from raw JSON values; None when none of them is a valid count."""
+    usage = Usage(
+        input_tokens=count_of(input_tokens),
+        output_tokens=count_of(output_tokens),
+        cache_creation_input_tokens=count_of(cache_creation),
+        cache_read_input_tokens=count_of(cache_read),
+        cost_usd=cost_of(cost),
+    )
+    return None if usage == Usage() else usage

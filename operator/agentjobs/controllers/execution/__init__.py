@@ -1,0 +1,1 @@
+"""An Execution's reconciler: its next Phase, cancels, its status."""

@@ -1,0 +1,393 @@
+"""Reconcile an Execution: create its next Phase, cancel, write its status (R23-R27).
+
+Level-triggered: every event of an Execution or of one of its Phases calls
+:func:`reconcile`, which reads the current state (as the watches show it, see
+:mod:`observed`: no GET or LIST per event) and acts on the pure plan from
+:mod:`agentjobs.contract.execution.execution_plan`. Reconciles of one Execution are
+serialised in this process; the Phase it creates has a deterministic name,
+so a second operator (or a restart) can never create a twin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from datetime import UTC, datetime
+from typing import Any
+
+from agentjobs.adapters import metrics, paths
+from agentjobs.adapters.kube import ApiError, JsonObject, Kube
+from agentjobs.contract.execution import execution_plan, resume, ttl
+from agentjobs.contract.notifications import due, message
+from agentjobs.contract.outcome import status_budget
+from agentjobs.contract.phase import phase_status
+from agentjobs.kube import admission, naming, ownership, resource_versions
+from agentjobs.kube.status_patch import status_patch
+from agentjobs.models.contract import SystemFailure
+from agentjobs.models.resources import (
+    GROUP,
+    ArtifactStorage,
+    ExecutionResourceStatus,
+    ExecutionSpec,
+    PhaseResourceStatus,
+    PhaseSpec,
+)
+from agentjobs.models.storage import HandoffRef
+from agentjobs.runtime import backoff, errors, events
+from agentjobs.runtime.errors import RetryLater, StatusTooLarge, log_retry
+from agentjobs.runtime.observed import Observed
+from agentjobs.services.notifier import Notifier
+from agentjobs.services.phase_storage import PhaseStorage
+
+logger = logging.getLogger(__name__)
+ARTIFACTS_FINALIZER = f"{GROUP}/artifacts"
+
+
+class ExecutionReconciler:
+    def __init__(
+        self,
+        kube: Kube,
+        storage: PhaseStorage | None,
+        notifier: Notifier,
+        observed: Observed,
+        *,
+        default_ttl: int | None = None,
+    ) -> None:
+        self._kube = kube
+        self._default_ttl = default_ttl
+        self._observed = observed
+        # The answer of this reconciler's last write to each Execution, while the watch has
+        # not yet shown that version (see kube/resource_versions).
+        self._written: dict[tuple[str, str], JsonObject] = {}
+        # The resourceVersion of this reconciler's last write to each Execution, until its
+        # event comes back.
+        self._echoes: dict[tuple[str, str], str] = {}
+        self._storage = storage
+        self._notifier = notifier
+        self._locks: defaultdict[tuple[str, str], asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._waiting: set[tuple[str, str]] = set()  # reconciles waiting for the lock
+        self._retries: dict[tuple[str, str], asyncio.Task[None]] = {}
+        # R51: one wake-up per Execution, at its earliest due notification.
+        self._wakeups: dict[tuple[str, str], tuple[datetime, asyncio.Task[None]]] = {}
+
+    async def reconcile(self, namespace: str, name: str, *, attempt: int = 0) -> None:
+        """Reconcile now; after a failure, try again later with backoff (events may not come).
+        While one reconcile of an Execution waits for another to end, a third is not queued
+        behind it: the waiting one reads the state only when it starts."""
+        key = (namespace, name)
+        if key in self._waiting:
+            return
+        try:
+            self._waiting.add(key)
+            try:
+                await self._locks[key].acquire()
+            finally:
+                self._waiting.discard(key)
+            try:
+                await self._reconcile(namespace, name)
+            finally:
+                self._locks[key].release()
+        except StatusTooLarge as error:  # R57: the next event may bring a smaller status
+            metrics.reconcile_errors.inc()
+            logger.error("execution %s/%s: %s; not retried", namespace, name, error)
+        except Exception as error:  # sorted in log_retry; a reconcile must always come again
+            if not isinstance(error, RetryLater):  # a wait is no error
+                metrics.reconcile_errors.inc()
+            delay = backoff.API.delay(attempt)
+            log_retry(logger, f"execution {namespace}/{name}", error, delay)
+            self._retry_later(namespace, name, attempt, delay)
+
+    def _retry_later(self, namespace: str, name: str, attempt: int, delay: float) -> None:
+        if (namespace, name) in self._retries:
+            return
+
+        async def retry() -> None:
+            await asyncio.sleep(delay)
+            del self._retries[namespace, name]
+            await self.reconcile(namespace, name, attempt=attempt + 1)
+
+        self._retries[namespace, name] = asyncio.create_task(retry())
+
+    def _wake_at(self, namespace: str, name: str, when: datetime) -> None:
+        """Reconcile again at ``when`` (events may not come), unless one is due sooner."""
+        key = (namespace, name)
+        if key in self._wakeups:
+            if self._wakeups[key][0] <= when:
+                return
+            self._wakeups[key][1].cancel()
+
+        async def wake() -> None:
+            await asyncio.sleep(max((when - datetime.now(UTC)).total_seconds(), 0.0))
+            del self._wakeups[key]
+            await self.reconcile(namespace, name)
+
+        self._wakeups[key] = (when, asyncio.create_task(wake()))
+
+    def stop(self) -> None:
+        for task in [*self._retries.values(), *(task for _, task in self._wakeups.values())]:
+            task.cancel()
+        self._retries.clear()  # a cancelled retry must not block the next one
+        self._wakeups.clear()
+
+    async def _children(
+        self, namespace: str, name: str, uid: str
+    ) -> list[execution_plan.ChildPhase]:
+        """The Phases this Execution owns; a predecessor's of the same name are not."""
+        children = []
+        for item in self._observed.phases_of(uid):
+            if item["metadata"]["namespace"] != namespace:
+                continue
+            spec = PhaseSpec.model_validate(item["spec"])
+            children.append(
+                execution_plan.ChildPhase(
+                    resource_name=item["metadata"]["name"],
+                    spec=spec,
+                    status=PhaseResourceStatus.model_validate(item.get("status") or {}),
+                )
+            )
+        return children
+
+    def _execution(self, namespace: str, name: str) -> JsonObject | None:
+        """The Execution: as the watch shows it, or as this reconciler last wrote it when that
+        is later; None when the watch no longer shows it (deleted)."""
+        key = (namespace, name)
+        body = self._observed.execution(namespace, name)
+        written = self._written.pop(key, None)
+        if body is None:
+            return None
+        if written is not None and resource_versions.written_is_later(body, written):
+            self._written[key] = written
+            return written
+        return body
+
+    def _wrote(self, body: JsonObject | None, *, settled: bool = False) -> None:
+        """Remember a write's answer; with ``settled`` (a reconcile of it would do nothing),
+        its event is to be known as only its echo."""
+        if body is not None:
+            key = (body["metadata"]["namespace"], body["metadata"]["name"])
+            self._written[key] = body
+            if settled:
+                self._echoes[key] = body["metadata"]["resourceVersion"]
+            else:
+                self._echoes.pop(key, None)
+
+    def echoes_own_write(self, namespace: str, name: str, version: str) -> bool:
+        """True when an Execution's event shows just what this reconciler's last write made
+        (``version`` is that write's): the event changes nothing a reconcile reads, and any
+        later change of its Phases brings their own events."""
+        if self._echoes.get((namespace, name)) != version:
+            return False
+        del self._echoes[namespace, name]
+        return True
+
+    async def _reconcile(self, namespace: str, name: str) -> None:
+        body = self._execution(namespace, name)
+        if body is None:
+            return
+        spec = ExecutionSpec.model_validate(body["spec"])
+        if await self._apply_retention(body, spec):
+            return
+        previous = ExecutionResourceStatus.model_validate(body.get("status") or {})
+        children = await self._children(namespace, name, body["metadata"]["uid"])
+        resumption = None
+        if resume.needs_parent(spec, previous):
+            resumption = self._resumption(namespace, spec)
+        now = datetime.now(UTC)
+        plan = execution_plan.plan_execution(
+            spec,
+            children,
+            previous=previous,
+            generation=body["metadata"].get("generation"),
+            now=now,
+            resumption=resumption,
+        )
+        status = plan.status
+        if plan.create_index is not None:
+            created = await self._create_phase(body, spec, plan.create_index, plan.inputs)
+            if created is True:
+                # The new Phase's own event reconciles again at once, and writes the status
+                # with it in; written now as well, the status would be written twice.
+                return
+            if isinstance(created, SystemFailure):
+                status = execution_plan.phase_refused(
+                    status,
+                    created,
+                    previous=previous,
+                    generation=body["metadata"].get("generation"),
+                    now=now,
+                )
+        for phase_name in plan.cancel:
+            await self._kube.merge_patch(
+                paths.phase(namespace, phase_name), {"spec": {"cancel": True}}
+            )
+        for phase_name in plan.interrupt:  # R44
+            await self._kube.merge_patch(
+                paths.phase(namespace, phase_name), {"spec": {"interrupt": True}}
+            )
+        # R57: fitted before its notifications too, which compare it with the written one.
+        status = status_budget.fit_execution(status)
+        if spec.notify:
+            status = await self._notifier.recorded(
+                execution=message.ExecutionRef(namespace, name, body["metadata"]["uid"]),
+                spec=spec,
+                status=status,
+                previous=previous,
+                children=children,
+                now=now,
+            )
+            status = status_budget.fit_execution(status)
+        status = await self._write_status(body, spec, children, status, previous, now=now)
+        if spec.notify and (wake := due.wake_at(status.notifications, now=now)) is not None:
+            self._wake_at(namespace, name, wake)
+        expiry = ttl.expires_at(spec, status, default=self._default_ttl)
+        if expiry is not None and expiry <= now:
+            # Its Phases, pods, ConfigMaps and Secrets follow through their owner references.
+            await self._kube.delete(paths.execution(namespace, name), uid=body["metadata"]["uid"])
+            logger.info("deleted %s/%s: its ttlSecondsAfterFinished has passed", namespace, name)
+        elif expiry is not None:
+            self._wake_at(namespace, name, expiry)
+
+    async def _write_status(
+        self,
+        body: JsonObject,
+        spec: ExecutionSpec,
+        children: list[execution_plan.ChildPhase],
+        status: ExecutionResourceStatus,
+        previous: ExecutionResourceStatus,
+        *,
+        now: datetime,
+    ) -> ExecutionResourceStatus:
+        """The one write of an Execution's status; the status as written (R57 may squeeze it)."""
+        patch = status_patch(status, previous)
+        if patch is None:
+            return status
+        meta = body["metadata"]
+        patched, status = await errors.write_status(
+            self._kube,
+            paths.status(paths.execution(meta["namespace"], meta["name"])),
+            patch,
+            status,
+            previous,
+            squeeze=lambda full: status_budget.fit_execution(full, budget=0),
+        )
+        settled = execution_plan.settled(
+            spec, children, status, generation=meta.get("generation"), now=now
+        )
+        self._wrote(patched, settled=settled)
+        if patched is not None:
+            events.post_condition_changes(body, previous.conditions, status.conditions)
+            if previous.finished_at is None and status.finished_at is not None:
+                metrics.executions_finished.labels(
+                    status.status, status.failure_classification or ""
+                ).inc()
+        return status
+
+    def _resumption(self, namespace: str, spec: ExecutionSpec) -> resume.Resumption | SystemFailure:
+        """R48: what this execution inherits from its parent, read by name in its namespace
+        (never patched), with the hand-off its last inherited phase's Phase holds; both as the
+        watches show them."""
+        assert spec.resume_from is not None
+        name = spec.resume_from.name
+        body = self._observed.execution(namespace, name)
+        parent = None if body is None else resume.Parent.from_api(body)
+        inheritance = resume.inherit(spec, parent, name=name)
+        if isinstance(inheritance, SystemFailure):
+            return inheritance
+        if inheritance.handoff_phase is None:
+            return resume.resumption(inheritance, None)
+        index, phase_name = inheritance.handoff_phase
+        # Found by its place, not its name: an older operator may have named it otherwise.
+        phase = next(
+            (
+                item
+                for item in self._observed.phases_of(inheritance.parent.uid)
+                if (item["spec"].get("index"), item["spec"].get("name")) == (index, phase_name)
+            ),
+            None,
+        )
+        if phase is None:
+            resource_name = naming.phase_resource(name, index, phase_name)
+            return resume.handoff_gone(inheritance.parent, resource_name)
+        status = PhaseResourceStatus.model_validate(phase.get("status") or {})
+        return resume.resumption(inheritance, status.handoff)
+
+    async def _apply_retention(self, body: dict[str, Any], spec: ExecutionSpec) -> bool:
+        """``artifactRetention: Delete`` holds a finalizer that removes the execution's objects
+        when it is deleted; True when the execution is being deleted (nothing else to do)."""
+        meta = body["metadata"]
+        finalizers: list[str] = meta.get("finalizers") or []
+        held = ARTIFACTS_FINALIZER in finalizers
+        if meta.get("deletionTimestamp"):
+            if held and self._storage is not None:
+                storage = spec.artifacts or ArtifactStorage()
+                removed = await self._storage.remove_execution(
+                    storage.bucket or self._storage.store.settings.bucket,
+                    storage.prefix,
+                    meta["namespace"],
+                    meta["name"],
+                )
+                logger.info(
+                    "removed %d artifact objects of %s/%s", removed, meta["namespace"], meta["name"]
+                )
+            if held:
+                await self._set_finalizers(
+                    body, [f for f in finalizers if f != ARTIFACTS_FINALIZER]
+                )
+            return True
+        wanted = spec.artifact_retention == "Delete" and self._storage is not None
+        if wanted and not held:
+            await self._set_finalizers(body, [*finalizers, ARTIFACTS_FINALIZER])
+        elif held and not wanted:
+            await self._set_finalizers(body, [f for f in finalizers if f != ARTIFACTS_FINALIZER])
+        return False
+
+    async def _set_finalizers(self, body: dict[str, Any], finalizers: list[str]) -> None:
+        meta = body["metadata"]
+        # The resourceVersion makes this a compare-and-swap: another writer's change wins.
+        patched = await self._kube.merge_patch(
+            paths.execution(meta["namespace"], meta["name"]),
+            {"metadata": {"finalizers": finalizers, "resourceVersion": meta["resourceVersion"]}},
+        )
+        self._wrote(patched)
+
+    async def _create_phase(
+        self,
+        body: dict[str, Any],
+        spec: ExecutionSpec,
+        index: int,
+        inputs: HandoffRef | None,
+    ) -> bool | SystemFailure:
+        """Create the Phase at ``index``; False when it is there already (created by an
+        earlier reconcile, its event still to come); the execution's failure when the API
+        server refuses it for good."""
+        meta = body["metadata"]
+        namespace = meta["namespace"]
+        manifest = phase_status.phase_manifest(
+            spec,
+            namespace=namespace,
+            execution_name=meta["name"],
+            execution_uid=meta["uid"],
+            index=index,
+            inputs=inputs,
+        )
+        resource_name = manifest["metadata"]["name"]
+        try:
+            if await self._kube.create(paths.phase(namespace), manifest) is not None:
+                logger.info("created phase %s/%s", namespace, resource_name)
+                return True
+        except ApiError as error:
+            refused = admission.refusal_blocker(
+                code=error.status, reason=error.reason, message=error.message, subject="Phase"
+            )
+            if refused is None:
+                raise
+            logger.error("phase %s/%s was refused: %s", namespace, resource_name, error)
+            message = f"the API server refused Phase {resource_name!r}: {error.message}"
+            return refused.model_copy(update={"message": message})
+        existing = await self._kube.get(paths.phase(namespace, resource_name))
+        if existing is None or not ownership.owned_by(existing, meta["uid"]):
+            # A Phase of an earlier Execution of this name, still being collected.
+            reason = ownership.describe_foreign(existing) if existing else "it was just removed"
+            raise RetryLater(f"cannot create Phase {resource_name!r} yet: {reason}")
+        return False

@@ -1,0 +1,152 @@
+"""What every stage of a phase's run shares: the Phase as last read, its status writes,
+and its pod, found by the Phase's UID."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from agentjobs.adapters import paths
+from agentjobs.adapters.kube import JsonObject, Kube
+from agentjobs.contract.outcome import status_budget
+from agentjobs.contract.phase import phase_core, phase_status
+from agentjobs.kube import naming, ownership, pod_state
+from agentjobs.kube.status_patch import status_patch
+from agentjobs.models.contract import SystemFailure
+from agentjobs.models.resources import PhaseResourceStatus, PhaseSpec
+from agentjobs.runtime import errors, events
+from agentjobs.runtime.config import OperatorConfig
+from agentjobs.runtime.observed import Observed
+from agentjobs.services.phase_storage import PhaseStorage
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One run of the phase's pod: its name and where its artifacts go."""
+
+    pod_name: str
+    number: int
+    bucket: str | None = None
+    root: str | None = None
+
+
+class PhaseContext:
+    """One Phase being run; ``notify`` wakes whoever waits on its pod."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        config: OperatorConfig,
+        storage: PhaseStorage | None,
+        observed: Observed,
+        body: JsonObject,
+    ) -> None:
+        self.kube = kube
+        self._observed = observed
+        self.config = config
+        self.storage = storage
+        self.body = body
+        self.namespace: str = body["metadata"]["namespace"]
+        self.name: str = body["metadata"]["name"]
+        self.uid: str = body["metadata"]["uid"]
+        self.spec = PhaseSpec.model_validate(body["spec"])
+        self.status = PhaseResourceStatus.model_validate(body.get("status") or {})
+        self.changed = asyncio.Event()
+        self.stops = phase_core.Stops(cancel=self.spec.cancel, interrupt=self.spec.interrupt)
+        self.deleted_by_operator = False
+        # When this process read the agent's log to its end (time.monotonic), for metrics.
+        self.agent_ended_at: float | None = None
+        self._generation: int | None = body["metadata"].get("generation")
+
+    @property
+    def generation(self) -> int | None:
+        """The generation whose spec the runner acts on, recorded as observedGeneration."""
+        return self._generation
+
+    def observe_generation(self, generation: int | None) -> None:
+        """A later spec (a cancel or an interrupt) was seen: statuses from now on say so, or
+        kstatus and Argo CD would wait for ever for the operator to observe it."""
+        if generation is not None and (self._generation is None or generation > self._generation):
+            self._generation = generation
+
+    def attempt(self, number: int) -> Attempt:
+        pod_name = naming.pod(self.name, number)
+        if self.storage is None:
+            return Attempt(pod_name, number)
+        return Attempt(
+            pod_name,
+            number,
+            bucket=self.storage.bucket(self.spec),
+            root=self.storage.attempt_root(self.spec, namespace=self.namespace, attempt=number),
+        )
+
+    async def wait(self, seconds: float | None) -> None:
+        """Until the pod or the Phase changes, or ``seconds`` have passed (None: until it
+        changes)."""
+        if seconds is None:
+            await self.changed.wait()
+        else:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), timeout=max(seconds, 0.05))
+        self.changed.clear()
+
+    async def current_pod(self, pod_name: str) -> JsonObject | None:
+        """The phase's pod; a pod of that name that another owner left behind is not it. As
+        the pod watch last showed it; only a pod it does not show (not yet, or no more) is
+        asked for."""
+        pod = self._observed.pod(self.namespace, pod_name)
+        if pod is None:
+            pod = await self.kube.get(paths.pod(self.namespace, pod_name))
+        return pod if pod is not None and ownership.owned_by(pod, self.uid) else None
+
+    def interruption(
+        self, pod: JsonObject, agent: pod_state.AgentState | None = None
+    ) -> SystemFailure | None:
+        """R22a from the pod's own signals (:func:`phase_core.interruption`)."""
+        return phase_core.interruption(
+            pod, self.stops, deleted_by_operator=self.deleted_by_operator, agent=agent
+        )
+
+    async def write_status(self, status: PhaseResourceStatus) -> bool:
+        """Write ``status`` fitted to its budget (R57; nothing when it is unchanged); False
+        when the Phase is gone. What is written is ``self.status`` from then on."""
+        status = status_budget.fit_phase(status)
+        patch = status_patch(status, self.status)
+        if patch is None:
+            return True
+        # The Phase's spec may leave its status less room than the budget: refused for its
+        # size, it is written squeezed as far as it goes, once.
+        patched, status = await errors.write_status(
+            self.kube,
+            paths.status(paths.phase(self.namespace, self.name)),
+            patch,
+            status,
+            self.status,
+            squeeze=lambda full: status_budget.fit_phase(full, budget=0),
+        )
+        if patched is None:
+            return False
+        previous, self.status = self.status, status
+        events.post_condition_changes(self.body, previous.conditions, status.conditions)
+        return True
+
+    async def report_waiting(self, message: str) -> None:
+        """Show why the phase is not moving (storage down, harvester retrying) in its status."""
+        status = self.status
+        current = next((c.message for c in status.conditions if c.type == "Running"), None)
+        if status.status is None or phase_status.is_terminal(status):
+            return
+        if current == message or status.pod_name is None:
+            return
+        await self.write_status(
+            phase_status.running(
+                status,
+                pod_name=status.pod_name,
+                attempt=status.attempt or 1,
+                message=message,
+                generation=self.generation,
+                now=datetime.now(UTC),
+            )
+        )

@@ -1,0 +1,136 @@
+"""Finishing a phase: what the harvester stored, the contract applied, the final status.
+
+Only a final manifest counts as a complete harvest: a harvester that crashed or
+was killed before its last sync leaves the phase saying its artifacts are
+incomplete, never completing it on a partial record.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime
+
+from agentjobs.adapters import metrics
+from agentjobs.contract.artifacts import bucket_policy, handoff, harvest
+from agentjobs.contract.artifacts.artifact_rule import RecoveryContext
+from agentjobs.contract.outcome import phase
+from agentjobs.contract.phase import phase_status
+from agentjobs.contract.reading.transcript_reader import ReaderVerdict
+from agentjobs.contract.resolution import resolution
+from agentjobs.controllers.phase.phase_context import Attempt, PhaseContext
+from agentjobs.controllers.phase.phase_pod import delete_finished_pods, delete_secret
+from agentjobs.models.output import OutputEntry
+from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.storage import RepositoryRecord
+from agentjobs.services.phase_storage import StoredObject, stored_files, stored_work
+
+logger = logging.getLogger(__name__)
+
+
+async def _collect(
+    ctx: PhaseContext, attempt: Attempt
+) -> tuple[list[OutputEntry], dict[str, StoredObject], bool, list[RepositoryRecord], str | None]:
+    """The output listing the harvester recorded, where it stored each file, whether its
+    last sync finished, the git repositories it found (R52) and why it gave up, if it did."""
+    assert ctx.storage is not None and attempt.bucket is not None and attempt.root is not None
+    manifest = await ctx.storage.manifest(attempt.bucket, attempt.root, ctx.report_waiting)
+    if manifest is None:
+        return [], {}, False, [], None
+    stored = stored_files(attempt.bucket, attempt.root, manifest)
+    if manifest.final:
+        metrics.harvest_bytes.inc(sum(e.size for e in manifest.entries if e.uploaded))
+    complete = manifest.final and manifest.failure is None
+    return harvest.listing(manifest), stored, complete, manifest.work, manifest.failure
+
+
+async def write_final(ctx: PhaseContext, attempt: Attempt, status: PhaseResourceStatus) -> None:
+    """Write the phase's final status; its tokens are needed no more, nor (with storage,
+    which holds their logs) its pods, unless ``keepPods``."""
+    if not await ctx.write_status(status):
+        return
+    classified = f" ({status.failure_classification})" if status.failure_classification else ""
+    logger.info("ended %s%s after %d attempt(s)", status.status, classified, attempt.number)
+    _count_end(ctx, status)
+    if ctx.storage is None:
+        return  # the pods keep the only copy of their logs
+    await delete_secret(ctx, attempt.number)
+    if not ctx.spec.keep_pods:
+        await delete_finished_pods(ctx)
+
+
+def _count_end(ctx: PhaseContext, status: PhaseResourceStatus) -> None:
+    ended = str(status.status)
+    metrics.phases_finished.labels(ended, status.failure_classification or "").inc()
+    if status.started_at is not None and status.finished_at is not None:
+        spent = (status.finished_at - status.started_at).total_seconds()
+        metrics.phase_duration.labels(ended).observe(spent)
+    if ctx.agent_ended_at is not None:  # this process saw the agent's log end
+        metrics.agent_end_to_finished.observe(time.monotonic() - ctx.agent_ended_at)
+
+
+async def conclude(
+    ctx: PhaseContext, attempt: Attempt, run: resolution.RunFacts, verdict: ReaderVerdict
+) -> PhaseResourceStatus:
+    """The status this attempt alone gives the phase (not written: an outcome's loop may
+    grade it first, R37), with its artifacts stored and handed on."""
+    output: list[OutputEntry] | None = None
+    stored: dict[str, StoredObject] = {}
+    complete = True
+    work: list[RepositoryRecord] = []
+    failure: str | None = None
+    if ctx.storage is not None:
+        ran = ctx.status.pod_name is not None
+        collected = await _collect(ctx, attempt) if ran else ([], {}, True, [], None)
+        output, stored, complete, work, failure = collected
+    now = datetime.now(UTC)
+    result = phase.resolve_phase(
+        report=verdict.report,
+        run=run,
+        output=output,
+        recovery=RecoveryContext(
+            phase_name=ctx.spec.name,
+            last_message=verdict.last_message,
+            declared_outputs=tuple(ctx.spec.outputs or ()),
+            work=work,
+        ),
+        now=now,
+        artifacts_complete=complete,
+        harvest_failure=failure,
+    )
+    handed_on = None
+    # A bucket off the allow-list, or missing (R60), blocked the phase before it ran: nothing
+    # is written there.
+    bucket_blocked = run.system_failure is not None and (
+        run.system_failure.code in bucket_policy.BLOCKERS
+    )
+    if (
+        ctx.storage is not None
+        and result.artifacts is not None
+        and attempt.bucket
+        and ctx.storage.policy.allows(attempt.bucket)
+        and not bucket_blocked
+    ):
+        stored |= await ctx.storage.store_recovered(
+            attempt.bucket, attempt.root or "", result.artifacts.artifacts, ctx.report_waiting
+        )
+        manifest = handoff.handoff_manifest(
+            result.artifacts.artifacts, {path: (s.url, s.sha256) for path, s in stored.items()}
+        )
+        handed_on = await ctx.storage.store_handoff(
+            attempt.bucket, attempt.root or "", manifest, ctx.report_waiting
+        )
+    return phase_status.finished(
+        ctx.status,
+        verdict=verdict,
+        run=run,
+        result=result,
+        # R52's patches are linked in the status; artifacts.json hands on only output/.
+        stored={
+            path: (item.url, item.sha256)
+            for path, item in (stored | stored_work(attempt.bucket, attempt.root, work)).items()
+        },
+        generation=ctx.generation,
+        now=now,
+        handoff=handed_on,
+    )

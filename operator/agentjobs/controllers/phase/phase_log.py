@@ -1,0 +1,343 @@
+"""Reading a phase's agent (or grader) log live, to its proven end, and the run's facts.
+
+The log is fed to the streaming reader as it arrives and spooled as the
+transcript. Progress is checkpointed in the Phase's status when the first
+bytes arrive and whenever a report is read, so that a restarted operator can
+prove the log it re-reads still begins with those bytes and posts each
+``ReportRead`` event once. Between streams the pod's own signals are read:
+a deletion the operator did not ask for, a disruption, an eviction or a lost
+node interrupt the run (R22a). Once the agent has terminated a last,
+non-following read takes the log to its end; only then is it whole (R14).
+
+The same reading serves a grader's pod (R39) with a :class:`GradeReader`: its
+progress is not checkpointed (a restarted operator reads a grader's log again
+from its first byte; its evaluation is recorded only once it is read whole).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO, Any, Generic, Protocol, TypeVar
+
+import aiohttp
+
+from agentjobs.adapters.kube import ApiError, JsonObject
+from agentjobs.adapters.log_follower import LogFollower
+from agentjobs.contract.phase import phase_core
+from agentjobs.contract.reading.grade_reader import GradeReader, GradeVerdict
+from agentjobs.contract.reading.transcript_reader import ReaderVerdict, TranscriptReader
+from agentjobs.contract.reading.transcripts import formats
+from agentjobs.contract.resolution import resolution
+from agentjobs.controllers.phase.phase_context import PhaseContext
+from agentjobs.kube import pod_state, pods
+from agentjobs.kube.pod_state import AgentState, Stage
+from agentjobs.models.contract import SystemFailure, TranscriptFormat
+from agentjobs.models.resources import LogProgress
+from agentjobs.runtime import backoff, events
+from agentjobs.runtime.config import DEFAULT_MAX_TRANSCRIPT_BYTES
+
+logger = logging.getLogger(__name__)
+# A thousand running phases hold at most 64 MiB of transcript in memory; the rest waits on
+# /tmp (the chart's emptyDir) until it is stored.
+TRANSCRIPT_IN_MEMORY = 64 * 1024
+# A follow stream silent this long is reconnected (the resume check makes that safe), so a
+# half-open connection cannot hold a runner for ever.
+LOG_IDLE_SECONDS = 120.0
+# A stream that ended while the pod still showed its agent running is followed again when
+# the pod's next event comes (its termination, mostly), or after this long.
+RECONNECT_SECONDS = 2.0
+STREAM_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, ApiError)
+FINAL_READ_TRIES = 5
+# How long an interrupted pod is given to stop its agent when its deletion has no deadline.
+INTERRUPTED_GRACE_SECONDS = 60.0
+
+
+@dataclass
+class Transcript:
+    """The agent's log as the operator read it: its size (``size``), and its bytes when there
+    is a store to keep them in (``kept``), spooled to disk past :data:`TRANSCRIPT_IN_MEMORY`.
+
+    R58: only the first ``limit`` bytes are kept; past them the log is still read (and
+    counted) but ``truncated``, and :meth:`seal` ends what is kept with a line that says so.
+    ``stored`` and ``sha256`` are what is kept, or would be without a store.
+    """
+
+    kept: bool = True
+    limit: int = DEFAULT_MAX_TRANSCRIPT_BYTES
+    file: IO[bytes] = field(
+        default_factory=lambda: tempfile.SpooledTemporaryFile(TRANSCRIPT_IN_MEMORY)  # noqa: SIM115
+    )
+    size: int = 0
+    stored: int = 0
+    truncated: bool = False
+    sealed: bool = False
+    _digest: Any = field(default_factory=hashlib.sha256, init=False, repr=False)
+
+    @property
+    def sha256(self) -> str:
+        return str(self._digest.hexdigest())
+
+    def write(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        if self.kept and len(chunk) > self.limit - self.stored:
+            self.truncated = True
+            chunk = chunk[: max(self.limit - self.stored, 0)]
+        self._keep(chunk)
+
+    def seal(self) -> None:
+        """End a truncated transcript with the line that says what was left out (once)."""
+        if self.truncated and not self.sealed:
+            self._keep(truncation_note(self.limit, self.size))
+        self.sealed = True
+
+    def close(self) -> None:
+        """Let go of the spooled bytes (a file past TRANSCRIPT_IN_MEMORY); the counts stay."""
+        self.file.close()
+
+    def _keep(self, chunk: bytes) -> None:
+        if self.kept and chunk:
+            self.file.write(chunk)
+        self._digest.update(chunk)
+        self.stored += len(chunk)
+
+
+def truncation_note(limit: int, size: int) -> bytes:
+    """The last line of a transcript cut at ``limit`` bytes of a log of ``size``."""
+    return (
+        f"\n[agentjobs: transcript truncated: its first {limit} bytes are stored, of the "
+        f"{size} bytes the agent wrote (--max-transcript-bytes); all of them were read]\n"
+    ).encode()
+
+
+class Verdict(Protocol):
+    """What a reader says at the end of a log; whether an agent CLI's terminal event came."""
+
+    @property
+    def terminal_event_seen(self) -> bool: ...
+
+
+VerdictT = TypeVar("VerdictT", bound=Verdict)
+VerdictT_co = TypeVar("VerdictT_co", bound=Verdict, covariant=True)
+
+
+class StreamReader(Protocol[VerdictT_co]):
+    """A block reader fed the log as it arrives (an agent's or a grader's)."""
+
+    @property
+    def blocks_seen(self) -> int: ...
+
+    def feed(self, chunk: bytes) -> None: ...
+
+    def close(self) -> VerdictT_co: ...
+
+
+@dataclass(frozen=True)
+class LogResult(Generic[VerdictT]):
+    run: resolution.RunFacts
+    verdict: VerdictT
+    transcript: Transcript
+
+
+def agent_log(
+    ctx: PhaseContext, pod_name: str, *, idle_seconds: float = LOG_IDLE_SECONDS
+) -> LogReading[ReaderVerdict]:
+    """The agent's log, its progress checkpointed and each report posted as it is read."""
+    transcript_format = ctx.spec.transcript_format or TranscriptFormat.TEXT
+    reader = TranscriptReader(transcript_format)
+
+    def on_report() -> None:
+        state = reader.standing_report().state
+        events.post(ctx.body, reason="ReportRead", message=f"the agent's report reads {state}")
+
+    return LogReading(
+        ctx,
+        pod_name,
+        reader,
+        transcript_format,
+        cli_error=lambda verdict: verdict.agent_cli_error,
+        on_report=on_report,
+        idle_seconds=idle_seconds,
+    )
+
+
+def grader_log(
+    ctx: PhaseContext, pod_name: str, transcript_format: TranscriptFormat | None
+) -> LogReading[GradeVerdict]:
+    """A grader's log (R39), read from its first byte, its progress not checkpointed."""
+    transcript_format = transcript_format or TranscriptFormat.TEXT
+    return LogReading(
+        ctx,
+        pod_name,
+        GradeReader(transcript_format),
+        transcript_format,
+        cli_error=lambda verdict: verdict.grader_cli_error,
+        container=pods.GRADER_CONTAINER,
+    )
+
+
+class LogReading(Generic[VerdictT]):
+    """Reads one pod's log to its end, watching the pod between streams. With ``on_report``
+    (the agent's log) progress is checkpointed in ``status.log`` and each block read is
+    announced; without, the log is read from its first byte whatever the status says."""
+
+    def __init__(
+        self,
+        ctx: PhaseContext,
+        pod_name: str,
+        reader: StreamReader[VerdictT],
+        transcript_format: TranscriptFormat,
+        *,
+        cli_error: Callable[[VerdictT], SystemFailure | None],
+        on_report: Callable[[], None] | None = None,
+        idle_seconds: float = LOG_IDLE_SECONDS,
+        container: str = pods.AGENT_CONTAINER,
+    ) -> None:
+        self._ctx = ctx
+        self._pod_name = pod_name
+        self._container = container
+        self._on_report = on_report
+        progress = ctx.status.log if on_report is not None else None
+        self._reports_posted = progress.reports_read if progress else 0
+        self._follower = LogFollower(
+            ctx.kube,
+            namespace=ctx.namespace,
+            pod=pod_name,
+            container=container,
+            idle_seconds=idle_seconds,
+            known=(progress.bytes_read, progress.sha256) if progress else None,
+        )
+        self._needs_terminal_event = formats.has_events(transcript_format)
+        self._reader = reader
+        self._cli_error = cli_error
+        self._transcript = Transcript(
+            kept=ctx.storage is not None, limit=ctx.config.max_transcript_bytes
+        )
+        self._interrupted: SystemFailure | None = None
+        self._give_up_at: float | None = None
+
+    async def read(self) -> LogResult[VerdictT]:
+        """The log read to its proven end; the transcript is the caller's to close then (on
+        an error, it is closed here)."""
+        try:
+            return await self._read()
+        except BaseException:
+            self._transcript.close()
+            raise
+
+    async def _read(self) -> LogResult[VerdictT]:
+        errored = not await self._pass(follow=True)
+        waited = False
+        while True:
+            pod = await self._ctx.current_pod(self._pod_name)
+            if pod is None:
+                return self._vanished()
+            state = pod_state.agent_state(pod, self._container)
+            self._note_interruption(pod, state)
+            if state.stage is Stage.TERMINATED:
+                return await self._finish(pod, state)
+            if self._interrupted is not None and (errored or self._past_grace()):
+                return self._result(pod, state, whole=False)  # its node is gone, or it hangs
+            if waited:
+                errored = not await self._pass(follow=True)
+            else:
+                # A stream mostly ends just before the pod shows its agent terminated: the
+                # pod is looked at again first, so that only the last read follows.
+                await self._ctx.wait(RECONNECT_SECONDS)
+            waited = not waited
+
+    async def _pass(self, *, follow: bool) -> bool:
+        """One stream; False when it broke off with an error."""
+        try:
+            async for chunk in self._follower.follow(follow=follow):
+                await self._take(chunk)
+        except STREAM_ERRORS as error:
+            if isinstance(error, ApiError) and error.forbidden:
+                raise  # not a drop: the operator may not read logs (logged and retried)
+            logger.info(
+                "log stream of %s/%s ended early: %s",
+                self._ctx.namespace,
+                self._pod_name,
+                str(error) or type(error).__name__,
+            )
+            return False
+        return True
+
+    async def _take(self, chunk: bytes) -> None:
+        first = self._transcript.size == 0
+        self._reader.feed(chunk)
+        self._transcript.write(chunk)
+        if self._on_report is None:
+            return
+        reports = self._reader.blocks_seen
+        if first or reports > self._reports_posted:
+            await self._checkpoint_progress(reports)
+
+    async def _checkpoint_progress(self, reports: int) -> None:
+        ctx = self._ctx
+        known = ctx.status.log
+        progress = LogProgress(
+            bytes_read=self._follower.offset,
+            sha256=self._follower.sha256,
+            reports_read=max(reports, known.reports_read if known else 0),
+        )
+        if known is not None and known.bytes_read >= progress.bytes_read:
+            progress = progress.model_copy(
+                update={"bytes_read": known.bytes_read, "sha256": known.sha256}
+            )
+        await ctx.write_status(ctx.status.model_copy(update={"log": progress}))
+        if reports > self._reports_posted and self._on_report is not None:
+            self._reports_posted = reports
+            self._on_report()
+
+    def _note_interruption(self, pod: JsonObject, state: AgentState) -> None:
+        if self._interrupted is not None:
+            return
+        self._interrupted = self._ctx.interruption(pod, state)
+        if self._interrupted is not None:
+            deadline = pod_state.removal_deadline(pod)
+            grace = INTERRUPTED_GRACE_SECONDS
+            wall = deadline.timestamp() - time.time() + grace if deadline else grace
+            self._give_up_at = time.monotonic() + max(wall, grace)
+
+    def _past_grace(self) -> bool:
+        return self._give_up_at is not None and time.monotonic() >= self._give_up_at
+
+    async def _finish(self, pod: JsonObject, state: AgentState) -> LogResult[VerdictT]:
+        """The agent has terminated: read what the follow streams may have missed."""
+        for retry in range(FINAL_READ_TRIES):
+            if await self._pass(follow=False):
+                return self._result(pod, state, whole=True)
+            if await self._ctx.current_pod(self._pod_name) is None:
+                break
+            await asyncio.sleep(backoff.FINAL_LOG_READ.delay(retry))
+        return self._result(pod, state, whole=False)
+
+    def _result(self, pod: JsonObject, state: AgentState, *, whole: bool) -> LogResult[VerdictT]:
+        verdict = self._reader.close()
+        intact = resolution.stream_intact(
+            read_from_first_byte=True,
+            read_to_end_after_exit=whole,
+            resumed_without_gap=self._follower.intact,
+            needs_terminal_event=self._needs_terminal_event,
+            terminal_event_seen=verdict.terminal_event_seen,
+        )
+        run = phase_core.log_read(
+            pod,
+            state,
+            self._ctx.stops,
+            stream_intact=intact,
+            noticed=self._interrupted,
+            cli_error=self._cli_error(verdict),
+        )
+        return LogResult(run, verdict, self._transcript)
+
+    def _vanished(self) -> LogResult[VerdictT]:
+        """R22a: the pod vanished before its agent container terminated."""
+        run = phase_core.vanished(self._ctx.stops, self._interrupted)
+        return LogResult(run, self._reader.close(), self._transcript)

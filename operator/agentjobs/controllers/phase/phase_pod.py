@@ -1,0 +1,331 @@
+"""The life of a phase's pod: its prompt, its storage credentials, the pod itself, and
+stopping it. Every object is created owned by the Phase; one of the same name that
+another owner left behind is waited on (``RetryLater``), never used."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import aiohttp
+
+from agentjobs.adapters import paths
+from agentjobs.adapters.kube import ApiError, JsonObject, Kube
+from agentjobs.contract.artifacts import bucket_policy, credentials, handoff
+from agentjobs.contract.grading.revision import Revision
+from agentjobs.controllers.phase.phase_context import Attempt, PhaseContext
+from agentjobs.kube import admission, naming, ownership, pods
+from agentjobs.models.contract import FailureKind, SystemFailure
+from agentjobs.models.kubernetes import KeySelector
+from agentjobs.models.resources import API_VERSION, PhaseSpec
+from agentjobs.models.storage import HandoffRef
+from agentjobs.runtime import backoff
+from agentjobs.runtime.errors import RetryLater, log_retry
+
+logger = logging.getLogger(__name__)
+# A phase without timeoutSeconds may run this long before its token expires.
+TOKEN_SECONDS_WITHOUT_TIMEOUT = 30 * 24 * 3600
+
+
+async def create_owned(ctx: PhaseContext, path: Callable[..., str], body: JsonObject) -> None:
+    """Create ``body`` (``path`` builds its kind's paths), or find it already there and ours
+    (a restart); another owner's object of that name is a leftover still being removed: wait
+    for it."""
+    if await ctx.kube.create(path(ctx.namespace), body) is not None:
+        return
+    existing = await ctx.kube.get(path(ctx.namespace, body["metadata"]["name"]))
+    if existing is None:
+        raise RetryLater(f"{body['kind']} {body['metadata']['name']!r} was just removed")
+    if not ownership.owned_by(existing, ctx.uid):
+        raise RetryLater(ownership.describe_foreign(existing))
+
+
+@dataclass(frozen=True)
+class GraderPod:
+    """R38: a grader's pod, built from its own spec: its name, its ConfigMap's files (the
+    description and the rubric) and its token Secret's name."""
+
+    spec: PhaseSpec
+    pod_name: str
+    files: dict[str, str]
+    secret_name: str
+
+
+def _owner(ctx: PhaseContext) -> pods.Owner:
+    return pods.Owner(API_VERSION, "Phase", ctx.name, ctx.uid)
+
+
+async def create_pod(
+    ctx: PhaseContext, attempt: Attempt, *, revision: Revision | None = None
+) -> SystemFailure | None:
+    """The attempt's ConfigMap, Secret and pod; a failure when the phase cannot run at all."""
+    spec = ctx.spec
+    owner = _owner(ctx)
+    prompt = spec.prompt
+    if prompt is None and spec.prompt_from is not None:
+        prompt, failure = await _referenced_prompt(ctx)
+        if failure is not None:
+            return failure
+    sidecars = await _prepare_storage(
+        ctx, attempt, owner, previous=revision.previous if revision else None
+    )
+    if isinstance(sidecars, SystemFailure):
+        return sidecars
+    config_map_name = None
+    files = None
+    if revision is not None:
+        prompt = (prompt or "").rstrip("\n") + "\n\n" + revision.section
+        config_map_name = naming.pod_config_map(attempt.pod_name)
+        files = {revision.feedback_key: revision.feedback}
+        if sidecars is not None:
+            sidecars = dataclasses.replace(
+                sidecars, previous=revision.previous, feedback_key=revision.feedback_key
+            )
+    config_map = pods.prompt_config_map(
+        phase_resource=ctx.name,
+        namespace=ctx.namespace,
+        owner=owner,
+        prompt=prompt or "",
+        name=config_map_name,
+        files=files,
+    )
+    pod = pods.phase_pod(
+        spec,
+        phase_resource=ctx.name,
+        namespace=ctx.namespace,
+        owner=owner,
+        attempt=attempt.number,
+        sidecars=sidecars,
+        security=ctx.config.security,
+        pull_secrets=ctx.config.image_pull_secrets,
+        config_map_name=config_map_name,
+    )
+    return await _create_all(ctx, config_map, pod)
+
+
+async def create_grader_pod(
+    ctx: PhaseContext, attempt: Attempt, grader: GraderPod
+) -> SystemFailure | None:
+    """R38: the grader's ConfigMap, token and pod, beside the attempt it grades (same
+    hardening, sidecars and storage as an agent pod; the grader's own storage root)."""
+    owner = _owner(ctx)
+    assert ctx.storage is not None and attempt.bucket is not None and attempt.root is not None
+    root = ctx.storage.grader_root(ctx.spec, namespace=ctx.namespace, attempt=attempt.number)
+    sidecars = await _prepare_storage(
+        ctx,
+        Attempt(grader.pod_name, attempt.number, attempt.bucket, root),
+        owner,
+        spec=grader.spec,
+        secret_name=grader.secret_name,
+    )
+    if isinstance(sidecars, SystemFailure):
+        return sidecars
+    config_map_name = naming.pod_config_map(grader.pod_name)
+    config_map = pods.config_map(
+        name=config_map_name,
+        phase_resource=ctx.name,
+        namespace=ctx.namespace,
+        owner=owner,
+        data=grader.files,
+    )
+    pod = pods.phase_pod(
+        grader.spec,
+        phase_resource=ctx.name,
+        namespace=ctx.namespace,
+        owner=owner,
+        attempt=attempt.number,
+        sidecars=sidecars,
+        security=ctx.config.security,
+        pull_secrets=ctx.config.image_pull_secrets,
+        pod_name=grader.pod_name,
+        config_map_name=config_map_name,
+        container=pods.GRADER_CONTAINER,
+    )
+    return await _create_all(ctx, config_map, pod)
+
+
+async def _create_all(
+    ctx: PhaseContext, config_map: JsonObject, pod: JsonObject
+) -> SystemFailure | None:
+    for subject, path, body in (
+        ("ConfigMap", paths.config_map, config_map),
+        ("pod", paths.pod, pod),
+    ):
+        try:
+            await create_owned(ctx, path, body)
+        except ApiError as error:
+            refused = _refusal_blocker(error, subject)
+            if refused is None:
+                raise
+            return refused
+    return None
+
+
+def _refusal_blocker(error: ApiError, subject: str) -> SystemFailure | None:
+    """Admission's "no" to what the phase asked for is its blocker; anything else (the
+    operator's own RBAC, an outage) is raised by the caller, logged and retried."""
+    return admission.refusal_blocker(
+        code=error.status, reason=error.reason, message=error.message, subject=subject
+    )
+
+
+async def _prepare_storage(
+    ctx: PhaseContext,
+    attempt: Attempt,
+    owner: pods.Owner,
+    *,
+    previous: HandoffRef | None = None,
+    spec: PhaseSpec | None = None,
+    secret_name: str | None = None,
+) -> pods.Sidecars | SystemFailure | None:
+    """The bucket and this attempt's token Secret; the sidecars that use them. A bucket the
+    admin does not allow, or an allowed one that does not exist (R60: only the operator's
+    own is created), blocks the phase before anything is created, and so does admission's
+    refusal of the Secret. ``previous`` is a
+    revised attempt's previous attempt (R42), readable too; ``spec`` a grader's (R38)."""
+    spec = spec or ctx.spec
+    if ctx.storage is None or attempt.bucket is None or attempt.root is None:
+        return None
+    if not ctx.storage.policy.allows(attempt.bucket):
+        return SystemFailure(
+            kind=FailureKind.CONFIG,
+            code=bucket_policy.NOT_ALLOWED,
+            message=ctx.storage.policy.refusal(attempt.bucket),
+        )
+    if not await ctx.storage.bucket_ready(attempt.bucket, ctx.report_waiting):
+        return SystemFailure(
+            kind=FailureKind.CONFIG,
+            code=bucket_policy.NOT_FOUND,
+            message=ctx.storage.policy.missing(attempt.bucket),
+        )
+    service = ctx.storage.credentials
+    token = service.issue(_claims(ctx, spec, attempt, previous))
+    # The Phase's UID and the attempt are in the name, so an AlreadyExists is this attempt's
+    # own Secret (the operator may create Secrets but never read them).
+    secret_name = secret_name or naming.storage_secret(ctx.name, ctx.uid, attempt.number)
+    try:
+        await ctx.kube.create(
+            paths.secret(ctx.namespace),
+            pods.storage_secret(
+                name=secret_name,
+                namespace=ctx.namespace,
+                owner=owner,
+                token=token,
+                ca=service.ca_pem,
+            ),
+        )
+    except ApiError as error:
+        refused = _refusal_blocker(error, "Secret")
+        if refused is None:
+            raise
+        return refused
+    return pods.Sidecars(
+        image=ctx.config.image,
+        credentials_url=service.url,
+        credentials_secret=secret_name,
+        bucket=attempt.bucket,
+        attempt_root=attempt.root,
+        harvest_interval_seconds=ctx.config.harvest_interval_seconds,
+        inputs=spec.inputs,
+        harvest_limits=ctx.config.harvest_limits,
+        resources=ctx.config.sidecar_resources,
+    )
+
+
+def _claims(
+    ctx: PhaseContext, spec: PhaseSpec, attempt: Attempt, previous: HandoffRef | None
+) -> credentials.Claims:
+    """What this attempt's sidecars may do, until well after the phase could still run
+    (the credentials endpoint refuses the token as soon as the phase has ended)."""
+    assert ctx.storage is not None and attempt.bucket is not None and attempt.root is not None
+    readable = handoff.readable_roots(spec, namespace=ctx.namespace)
+    if previous is not None:
+        earlier = spec.model_copy(update={"inputs": previous})
+        readable += handoff.readable_roots(earlier, namespace=ctx.namespace)
+    running = ctx.spec.timeout_seconds or TOKEN_SECONDS_WITHOUT_TIMEOUT
+    lifetime = ctx.config.pending_timeout + running + pods.STORAGE_GRACE_SECONDS
+    return credentials.Claims(
+        namespace=ctx.namespace,
+        phase=ctx.name,
+        phase_uid=ctx.uid,
+        attempt=attempt.number,
+        writable=credentials.Root(attempt.bucket, attempt.root),
+        readable=readable,
+        expires=int(time.time() + lifetime),
+    )
+
+
+async def _referenced_prompt(ctx: PhaseContext) -> tuple[str | None, SystemFailure | None]:
+    assert ctx.spec.prompt_from is not None
+    ref = ctx.spec.prompt_from.config_map_key_ref
+    found = await config_map_value(ctx.kube, ctx.namespace, ref, what="prompt")
+    return (None, found) if isinstance(found, SystemFailure) else (found, None)
+
+
+async def config_map_value(
+    kube: Kube, namespace: str, ref: KeySelector, *, what: str
+) -> str | SystemFailure:
+    """The value under ``ref``'s key of the ConfigMap it names in ``namespace``, or the
+    phase's blocker (``what``: "prompt", "rubric") when it is not there. A name that is
+    none (R53: the schema refuses it, unless it was admitted before the schema did) is the
+    same blocker, and nothing is read."""
+    code = f"{what.capitalize()}NotFound"
+    try:
+        config_map = await kube.get(paths.config_map(namespace, ref.name))
+    except paths.InvalidName as error:
+        return SystemFailure(
+            kind=FailureKind.CONFIG, code=code, message=f"the {what}'s ConfigMap: {error}"
+        )
+    value = ((config_map or {}).get("data") or {}).get(ref.key)
+    if value is None:
+        return SystemFailure(
+            kind=FailureKind.CONFIG,
+            code=code,
+            message=f"the {what} is not in ConfigMap {ref.name!r} under key {ref.key!r}",
+        )
+    return str(value)
+
+
+async def delete_pod(ctx: PhaseContext, pod: JsonObject, *, grace_seconds: int) -> None:
+    """Stop the phase's own pod (by its UID), retrying until the API server takes it."""
+    ctx.deleted_by_operator = True
+    name, uid = pod["metadata"]["name"], pod["metadata"]["uid"]
+    delays = backoff.API.delays()
+    while True:
+        try:
+            await ctx.kube.delete(
+                paths.pod(ctx.namespace, name), grace_period_seconds=grace_seconds, uid=uid
+            )
+            return
+        except (ApiError, aiohttp.ClientError, TimeoutError) as error:
+            delay = next(delays)
+            log_retry(
+                logger, f"phase {ctx.namespace}/{ctx.name}: stopping pod {name}", error, delay
+            )
+            await asyncio.sleep(delay)
+
+
+async def delete_finished_pods(ctx: PhaseContext) -> None:
+    """Remove an ended phase's pods (every attempt's and grader's, by the Phase's UID): their
+    logs are stored and their run recorded, so they only hold the node's resources."""
+    ctx.deleted_by_operator = True
+    selector = f"{naming.LABEL_PHASE}={ctx.name}"
+    for pod in await ctx.kube.list(paths.pod(ctx.namespace), label_selector=selector):
+        if ownership.owned_by(pod, ctx.uid):
+            meta = pod["metadata"]
+            await ctx.kube.delete(paths.pod(ctx.namespace, meta["name"]), uid=meta["uid"])
+
+
+async def delete_secret(ctx: PhaseContext, attempts: int) -> None:
+    """The tokens of every attempt (and of its grader) are needed no more once the phase
+    has ended."""
+    for number in range(1, attempts + 1):
+        name = naming.storage_secret(ctx.name, ctx.uid, number)
+        await ctx.kube.delete(paths.secret(ctx.namespace, name))
+        if ctx.spec.outcome is not None:
+            grader = naming.grader_storage_secret(ctx.name, ctx.uid, number)
+            await ctx.kube.delete(paths.secret(ctx.namespace, grader))

@@ -1,0 +1,1 @@
+"""Pure Kubernetes shapes: the phase pod, pod states, names, ownership, conditions, leases."""

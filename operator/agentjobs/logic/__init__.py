@@ -1,1 +1,0 @@
-"""Pure decisions of the outcome contract: no I/O, plain values in and out."""

@@ -1,0 +1,3 @@
+"""Services the controllers call: the credentials endpoint, the artifact store, completion
+webhooks.
+"""
