@@ -16,7 +16,7 @@ from pathlib import PurePosixPath
 import pytest
 
 from agentjobs.contract.artifacts import artifact_rule, handoff
-from agentjobs.contract.artifacts.artifact_rule import PhaseEnd, RecoveryContext
+from agentjobs.contract.artifacts.artifact_rule import ArtifactBranch, RecoveryContext
 from agentjobs.contract.outcome import phase
 from agentjobs.contract.resolution.resolution import RunFacts
 from agentjobs.contract.text import substance
@@ -45,7 +45,7 @@ def context(message: str | None = SUBSTANTIVE, **extra: object) -> RecoveryConte
 def plan(
     entries: list[OutputEntry],
     message: str | None = SUBSTANTIVE,
-    end: PhaseEnd = PhaseEnd.COMPLETING,
+    end: ArtifactBranch = ArtifactBranch.COMPLETING,
     **extra: object,
 ) -> artifact_rule.ArtifactPlan:
     return artifact_rule.plan_artifacts(entries, context(message, **extra), end)
@@ -225,34 +225,34 @@ def test_r33_a_content_file_beside_an_empty_one_does_not_save_a_bare_done() -> N
 
 
 def test_r34_a_failed_phase_keeps_its_non_empty_files_titled_kept() -> None:
-    result = plan([file("a.md"), file("b.md", 0)], end=PhaseEnd.FAILED)
+    result = plan([file("a.md"), file("b.md", 0)], end=ArtifactBranch.FAILED)
     assert paths(result) == ["a.md"]
     assert result.artifacts[0].title == "a.md (kept from a failed phase)"
     assert result.artifacts[0].kept_as == "failed_phase"
 
 
-@pytest.mark.parametrize("end", [PhaseEnd.FAILED, PhaseEnd.PARTIAL])
-def test_r34_with_no_file_the_last_message_is_kept_under_the_same_rule(end: PhaseEnd) -> None:
+@pytest.mark.parametrize("end", [ArtifactBranch.FAILED, ArtifactBranch.PARTIAL])
+def test_r34_with_no_file_the_last_message_is_kept_under_the_same_rule(end: ArtifactBranch) -> None:
     result = plan([], end=end)
     assert paths(result) == ["recovered-from-transcript.md"]
-    marker = "(kept from a failed phase)" if end is PhaseEnd.FAILED else "(partial)"
+    marker = "(kept from a failed phase)" if end is ArtifactBranch.FAILED else "(partial)"
     assert marker in result.artifacts[0].title
     assert result.artifacts[0].title.endswith("[recovered from transcript]")
     assert plan([], "Done.", end=end).artifacts == []
 
 
 def test_r34_a_cancelled_or_interrupted_phase_keeps_its_files_as_partial() -> None:
-    result = plan([file("draft.md")], end=PhaseEnd.PARTIAL)
+    result = plan([file("draft.md")], end=ArtifactBranch.PARTIAL)
     assert result.artifacts[0].title == "draft.md (partial)"
     assert result.artifacts[0].kept_as == "partial"
 
 
 def test_r34_a_retried_attempt_whose_terminal_event_was_lost_keeps_nothing() -> None:
-    assert plan([file("draft.md")], end=PhaseEnd.RETRIED).artifacts == []
+    assert plan([file("draft.md")], end=ArtifactBranch.RETRIED).artifacts == []
 
 
 def test_r34_keeping_work_never_raises_an_error() -> None:
-    assert plan([], "Done.", end=PhaseEnd.FAILED).error is None
+    assert plan([], "Done.", end=ArtifactBranch.FAILED).error is None
 
 
 # -- R35 hand-off ---------------------------------------------------------------------

@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from agentjobs.contract.artifacts import artifact_rule, unpushed_work
-from agentjobs.contract.artifacts.artifact_rule import PhaseEnd, RecoveryContext
+from agentjobs.contract.artifacts.artifact_rule import ArtifactBranch, RecoveryContext
 from agentjobs.contract.artifacts.unpushed_work import BadRepository, CommitChanges, Head
 from agentjobs.models.output import EntryKind, OutputEntry
 from agentjobs.models.storage import RepositoryRecord, StoredPatch
@@ -192,7 +192,9 @@ def test_stored_patches_take_their_paths_from_the_repository_name_only() -> None
     ]
 
 
-def plan(end: PhaseEnd, entries: list[OutputEntry], work: list[RepositoryRecord]) -> list[str]:
+def plan(
+    end: ArtifactBranch, entries: list[OutputEntry], work: list[RepositoryRecord]
+) -> list[str]:
     context = RecoveryContext(phase_name="fix", last_message=MESSAGE, work=work)
     return [
         artifact.title for artifact in artifact_rule.plan_artifacts(entries, context, end).artifacts
@@ -201,13 +203,13 @@ def plan(end: PhaseEnd, entries: list[OutputEntry], work: list[RepositoryRecord]
 
 def test_a_failed_phase_keeps_both_patches_beside_its_files() -> None:
     draft = OutputEntry(path="draft.md", kind=EntryKind.FILE, size=4)
-    assert plan(PhaseEnd.FAILED, [draft], [record()]) == [
+    assert plan(ArtifactBranch.FAILED, [draft], [record()]) == [
         "draft.md (kept from a failed phase)",
         "work/service/unpushed.patch (kept from a failed phase)",
         "work/service/workflow-changes.patch (kept from a failed phase)",
     ]
     context = RecoveryContext(phase_name="fix", last_message=None, work=[record()])
-    kept = artifact_rule.plan_artifacts([], context, PhaseEnd.FAILED).artifacts
+    kept = artifact_rule.plan_artifacts([], context, ArtifactBranch.FAILED).artifacts
     assert [(a.size, a.kept_as, a.content) for a in kept] == [
         (120, "failed_phase", None),
         (60, "failed_phase", None),
@@ -215,19 +217,19 @@ def test_a_failed_phase_keeps_both_patches_beside_its_files() -> None:
 
 
 def test_a_partial_phase_keeps_them_as_partial_and_a_completed_one_does_not_list_them() -> None:
-    assert plan(PhaseEnd.PARTIAL, [], [record(workflow_patch=None)]) == [
+    assert plan(ArtifactBranch.PARTIAL, [], [record(workflow_patch=None)]) == [
         "recovered-from-transcript.md (partial) [recovered from transcript]",
         "work/service/unpushed.patch (partial)",
     ]
     report = OutputEntry(path="report.md", kind=EntryKind.FILE, size=4)
-    assert plan(PhaseEnd.COMPLETING, [report], [record()]) == ["report.md"]
-    assert plan(PhaseEnd.RETRIED, [report], [record()]) == []
+    assert plan(ArtifactBranch.COMPLETING, [report], [record()]) == ["report.md"]
+    assert plan(ArtifactBranch.RETRIED, [report], [record()]) == []
 
 
 def test_an_output_file_with_a_patchs_path_wins_and_the_clash_is_warned() -> None:
     clash = OutputEntry(path="work/service/unpushed.patch", kind=EntryKind.FILE, size=9)
     context = RecoveryContext(phase_name="fix", last_message=None, work=[record()])
-    result = artifact_rule.plan_artifacts([clash], context, PhaseEnd.FAILED)
+    result = artifact_rule.plan_artifacts([clash], context, ArtifactBranch.FAILED)
     assert [(a.path, a.size) for a in result.artifacts] == [
         ("work/service/unpushed.patch", 9),
         ("work/service/workflow-changes.patch", 60),

@@ -31,7 +31,7 @@ from enum import Enum
 
 from agentjobs.contract.artifacts import unpushed_work
 from agentjobs.contract.text import agent_text, substance
-from agentjobs.models.contract import Artifact, KeptAs
+from agentjobs.models.contract import Artifact, KeptAs, PhaseStatus
 from agentjobs.models.output import EntryKind, OutputEntry
 from agentjobs.models.storage import RepositoryRecord
 
@@ -51,13 +51,38 @@ class SkippedEntry:
     kind: EntryKind = EntryKind.FILE
 
 
-class PhaseEnd(Enum):
+class ArtifactBranch(Enum):
     """Which branch of the artifact rule applies to a phase."""
 
     COMPLETING = "completing"  # R28-R33: the phase completes if the rule holds
     FAILED = "failed"  # R34: keep the work of a failed phase
     PARTIAL = "partial"  # R34: keep the work of a cancelled or interrupted phase
     RETRIED = "retried"  # R34: an attempt retried because its terminal event was lost
+
+
+# R34, R41: how the work of a phase that ended without completing is kept, and labelled.
+_KEPT_BRANCHES = {
+    PhaseStatus.FAILED: ArtifactBranch.FAILED,
+    PhaseStatus.CANCELLED: ArtifactBranch.PARTIAL,
+    PhaseStatus.INTERRUPTED: ArtifactBranch.PARTIAL,
+}
+_KEPT_AS: dict[ArtifactBranch, KeptAs] = {
+    ArtifactBranch.FAILED: "failed_phase",
+    ArtifactBranch.PARTIAL: "partial",
+}
+
+
+def branch_for(status: PhaseStatus, *, retried: bool) -> ArtifactBranch:
+    """The branch of the rule for a phase that ended ``status`` (R28-R34)."""
+    if retried:
+        return ArtifactBranch.RETRIED
+    return _KEPT_BRANCHES.get(status, ArtifactBranch.COMPLETING)
+
+
+def kept_as(status: PhaseStatus) -> KeptAs | None:
+    """R34, R41: the label of the work a phase that ended ``status`` keeps; None: it completed."""
+    branch = _KEPT_BRANCHES.get(status)
+    return _KEPT_AS[branch] if branch else None
 
 
 @dataclass(frozen=True)
@@ -176,14 +201,14 @@ def nothing_usable_error(context: RecoveryContext, *, empty_paths: Sequence[str]
 
 
 def plan_artifacts(
-    entries: Sequence[OutputEntry], context: RecoveryContext, end: PhaseEnd
+    entries: Sequence[OutputEntry], context: RecoveryContext, end: ArtifactBranch
 ) -> ArtifactPlan:
     """Apply the artifact rule for one way a phase can end."""
     files, empty, skipped, warnings = sort_entries(entries)
-    if end is PhaseEnd.RETRIED:
+    if end is ArtifactBranch.RETRIED:
         return ArtifactPlan([], skipped, warnings=warnings)
     usable_message = substance.has_substance(context.last_message)
-    if end is PhaseEnd.COMPLETING:
+    if end is ArtifactBranch.COMPLETING:
         artifacts = [_file_artifact(entry, None) for entry in files]
         if files and not empty:
             return ArtifactPlan(artifacts, skipped, warnings=warnings)
@@ -194,7 +219,7 @@ def plan_artifacts(
         artifacts += [_recovered_artifact(path, context, None) for path in recovered_paths]
         artifacts.sort(key=lambda artifact: artifact.path)
         return ArtifactPlan(artifacts, skipped, deliverable_recovered=True, warnings=warnings)
-    kept_as: KeptAs = "failed_phase" if end is PhaseEnd.FAILED else "partial"
+    kept_as = _KEPT_AS[end]
     if files:
         kept = [_file_artifact(e, kept_as) for e in files]
         return _with_patches(ArtifactPlan(kept, skipped, warnings=warnings), context, kept_as)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agentjobs.contract.outcome import outcome
 from agentjobs.contract.text import usage as usage_rules
 from agentjobs.models.contract import (
     Artifact,
@@ -74,13 +75,17 @@ class ExecutionSummary:
     phases: list[PhaseRecord] = field(default_factory=list)
 
 
+def counted_side_effects(
+    status: PhaseStatus | None, reported: SideEffects | None
+) -> SideEffects | None:
+    """R24: a phase's reported side effects count only once it completed."""
+    return reported if status is PhaseStatus.COMPLETED else None
+
+
 def most_severe_side_effects(phases: Sequence[PhaseRecord]) -> SideEffects | None:
     """R24: the most severe word among completed phases (failed > denied > succeeded > none)."""
-    words = [
-        phase.reported_side_effects
-        for phase in phases
-        if phase.status is PhaseStatus.COMPLETED and phase.reported_side_effects is not None
-    ]
+    counted = (counted_side_effects(p.status, p.reported_side_effects) for p in phases)
+    words = [word for word in counted if word is not None]
     return max(words, key=SIDE_EFFECT_SEVERITY.__getitem__) if words else None
 
 
@@ -123,7 +128,7 @@ def summarize(phases: Sequence[PhaseRecord], *, phase_count: int) -> ExecutionSu
         if (
             task_outcome is not None
             and task_outcome.status is TaskOutcomeStatus.SUCCESS
-            and side_effects in (SideEffects.DENIED, SideEffects.FAILED)
+            and outcome.writes_incomplete(side_effects)
         ):
             task_outcome = task_outcome.model_copy(
                 update={"status": TaskOutcomeStatus.PARTIAL_SUCCESS}

@@ -246,9 +246,9 @@ def _summaries(
             name=c.spec.name,
             status=c.status.status or PhaseStatus.PENDING,
             deliverable_recovered=bool(c.status.deliverable_recovered),
-            reported_side_effects=c.status.report.side_effects
-            if c.status.report and c.status.status is PhaseStatus.COMPLETED
-            else None,
+            reported_side_effects=execution.counted_side_effects(
+                c.status.status, c.status.report.side_effects if c.status.report else None
+            ),
             outcome=c.status.outcome.result if c.status.outcome else None,
         )
         for c in ordered

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from agentjobs.contract.artifacts import artifact_rule
 from agentjobs.contract.grading.evaluation import INTERRUPTED, Evaluated
 from agentjobs.contract.outcome import outcome
 from agentjobs.contract.outcome.status_budget import BLOCKERS_LISTED
@@ -57,7 +58,11 @@ class LoopEnd:
     failure_classification: FailureClassification | None
     cause: SystemFailure | None
     task_outcome: TaskOutcome
-    kept_as: KeptAs | None
+
+    @property
+    def kept_as(self) -> KeptAs | None:
+        """How the last iteration's files are kept (R34, R41)."""
+        return artifact_rule.kept_as(self.status)
 
 
 def phase_end(
@@ -73,20 +78,17 @@ def phase_end(
     ``needs_revision``, which starts the next iteration instead)."""
     result = evaluated.result
     if result is EvaluationResult.SATISFIED:
-        return LoopEnd(PhaseStatus.COMPLETED, None, None, agent_outcome, None)
+        return LoopEnd(PhaseStatus.COMPLETED, None, None, agent_outcome)
     if result is EvaluationResult.MAX_ITERATIONS_REACHED:
         return LoopEnd(
             PhaseStatus.FAILED,
             FailureClassification.OUTCOME_NOT_MET,
             None,
             _not_met(criteria, explanation, max_iterations=max_iterations, now=now),
-            "failed_phase",
         )
     if result is EvaluationResult.INTERRUPTED:
         cause = evaluated.cause or INTERRUPTED
-        return LoopEnd(
-            PhaseStatus.INTERRUPTED, None, cause, outcome.from_failure(cause, now=now), "partial"
-        )
+        return LoopEnd(PhaseStatus.INTERRUPTED, None, cause, outcome.from_failure(cause, now=now))
     if result is EvaluationResult.FAILED:
         cause = evaluated.cause or SystemFailure(
             kind=FailureKind.GRADER_FAILED, code="grader_failed", message="the grader failed"
@@ -96,7 +98,6 @@ def phase_end(
             FailureClassification.PLATFORM,
             cause,
             outcome.from_failure(cause, now=now),
-            "failed_phase",
         )
     raise ValueError(f"a {result} evaluation does not end the loop: the next iteration runs")
 

@@ -50,13 +50,17 @@ BLOCKING_KINDS = frozenset(
 )
 USER_ACTION_KINDS = frozenset({FailureKind.AUTH, FailureKind.CONFIG})
 AGENT_TERMINAL_REASON = "finish_action"
-_INCOMPLETE_WRITES = (SideEffects.DENIED, SideEffects.FAILED)
 _AGENT_FAILURE_STATUS: dict[FailureReason | None, TaskOutcomeStatus] = {
     FailureReason.PLATFORM: TaskOutcomeStatus.BLOCKED,
     FailureReason.TASK: TaskOutcomeStatus.FAILED,
     FailureReason.REFUSED: TaskOutcomeStatus.FAILED,
 }
 _USER_ACTION_REASONS = (FailureReason.TASK, FailureReason.REFUSED)
+
+
+def writes_incomplete(side_effects: SideEffects | None) -> bool:
+    """R36: an external write denied or failed makes a reported success partial."""
+    return side_effects in (SideEffects.DENIED, SideEffects.FAILED)
 
 
 def from_failure(failure: SystemFailure, *, now: datetime) -> TaskOutcome:
@@ -76,7 +80,7 @@ def from_failure(failure: SystemFailure, *, now: datetime) -> TaskOutcome:
 def from_report(report: Report, *, now: datetime) -> TaskOutcome:
     """The agent's outcome, from a readable report that decided its phase."""
     if report.state is ReportState.SUCCESS:
-        partial = report.side_effects in _INCOMPLETE_WRITES
+        partial = writes_incomplete(report.side_effects)
         summary = report.comments or "The agent reported success."
         blockers = list(report.blockers or [])
         if partial:

@@ -52,13 +52,6 @@ def _given_up(reason: str) -> str:
     )
 
 
-_ENDS = {
-    PhaseStatus.FAILED: artifact_rule.PhaseEnd.FAILED,
-    PhaseStatus.CANCELLED: artifact_rule.PhaseEnd.PARTIAL,
-    PhaseStatus.INTERRUPTED: artifact_rule.PhaseEnd.PARTIAL,
-}
-
-
 def resolve_phase(
     *,
     report: Report,
@@ -93,7 +86,9 @@ def resolve_phase(
             failed.status, failed.failure_classification, failed.reported_failure_reason, cause
         )
     if output is not None and resolved.status is PhaseStatus.COMPLETED:
-        plan = artifact_rule.plan_artifacts(output, recovery, artifact_rule.PhaseEnd.COMPLETING)
+        plan = artifact_rule.plan_artifacts(
+            output, recovery, artifact_rule.ArtifactBranch.COMPLETING
+        )
         if plan.error is not None:  # R33
             error = plan.error
             failed = resolution.resolve_run(report, run, artifact_rule_holds=False)
@@ -105,7 +100,7 @@ def resolve_phase(
             )
             plan = None
     if output is not None and plan is None:
-        end = artifact_rule.PhaseEnd.RETRIED if retried else _ENDS[resolved.status]
+        end = artifact_rule.branch_for(resolved.status, retried=retried)
         kept = artifact_rule.plan_artifacts(output, recovery, end)
         plan = artifact_rule.ArtifactPlan(
             kept.artifacts, kept.skipped, kept.deliverable_recovered, error, kept.warnings

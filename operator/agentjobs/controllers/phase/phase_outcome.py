@@ -265,7 +265,6 @@ def _cancelled(
         None,
         None,
         outcome.cancelled("The phase was cancelled while its outcome was evaluated.", now=now),
-        "partial",
     )
     return loop_status.ended(
         ctx.status,
