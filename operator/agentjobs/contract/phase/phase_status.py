@@ -20,8 +20,10 @@ from agentjobs.models.resources import (
     API_VERSION,
     ArtifactStatus,
     ExecutionSpec,
+    LogProgress,
     PhaseResourceStatus,
     PhaseSpec,
+    RunCheckpoint,
 )
 from agentjobs.models.retry import AttemptRecord
 from agentjobs.models.storage import HandoffRef
@@ -177,6 +179,34 @@ def next_attempt(
             ),
         }
     )
+
+
+def with_log_progress(
+    status: PhaseResourceStatus, *, bytes_read: int, sha256: str, reports_read: int
+) -> PhaseResourceStatus:
+    """The log's progress checkpointed (R14): it never goes back, so a restarted operator
+    never reads a byte or counts a report twice."""
+    known = status.log
+    progress = LogProgress(
+        bytes_read=bytes_read,
+        sha256=sha256,
+        reports_read=max(reports_read, known.reports_read if known else 0),
+    )
+    if known is not None and known.bytes_read >= progress.bytes_read:
+        progress = progress.model_copy(
+            update={"bytes_read": known.bytes_read, "sha256": known.sha256}
+        )
+    return status.model_copy(update={"log": progress})
+
+
+def with_run(status: PhaseResourceStatus, record: RunCheckpoint) -> PhaseResourceStatus:
+    """The attempt's run checkpointed once its log is judged, before its pod is let go."""
+    return status.model_copy(update={"run": record})
+
+
+def not_retried(concluded: PhaseResourceStatus, record: AttemptRecord) -> PhaseResourceStatus:
+    """An attempt that is not retried: its end stands, recorded among the attempts (R45)."""
+    return concluded.model_copy(update={"attempts": retry.with_attempt(concluded.attempts, record)})
 
 
 def retrying(

@@ -29,7 +29,7 @@ import aiohttp
 
 from agentjobs.adapters.kube import ApiError, JsonObject
 from agentjobs.adapters.log_follower import LogFollower
-from agentjobs.contract.phase import phase_core
+from agentjobs.contract.phase import phase_core, phase_status
 from agentjobs.contract.reading.grade_reader import GradeReader, GradeVerdict
 from agentjobs.contract.reading.transcript_reader import ReaderVerdict, TranscriptReader
 from agentjobs.contract.reading.transcripts import formats
@@ -38,7 +38,6 @@ from agentjobs.controllers.phase.phase_context import PhaseContext
 from agentjobs.kube import pod_state, pods
 from agentjobs.kube.pod_state import AgentState, Stage
 from agentjobs.models.contract import SystemFailure, TranscriptFormat
-from agentjobs.models.resources import LogProgress
 from agentjobs.runtime import backoff, events
 from agentjobs.runtime.config import DEFAULT_MAX_TRANSCRIPT_BYTES
 
@@ -280,17 +279,13 @@ class LogReading(Generic[VerdictT]):
 
     async def _checkpoint_progress(self, reports: int) -> None:
         ctx = self._ctx
-        known = ctx.status.log
-        progress = LogProgress(
+        progress = phase_status.with_log_progress(
+            ctx.status,
             bytes_read=self._follower.offset,
             sha256=self._follower.sha256,
-            reports_read=max(reports, known.reports_read if known else 0),
+            reports_read=reports,
         )
-        if known is not None and known.bytes_read >= progress.bytes_read:
-            progress = progress.model_copy(
-                update={"bytes_read": known.bytes_read, "sha256": known.sha256}
-            )
-        await ctx.write_status(ctx.status.model_copy(update={"log": progress}))
+        await ctx.write_status(progress)
         if reports > self._reports_posted and self._on_report is not None:
             self._reports_posted = reports
             self._on_report()

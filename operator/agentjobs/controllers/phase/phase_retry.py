@@ -63,8 +63,7 @@ async def after_attempt(
             events.post(
                 ctx.body, reason=NOT_RETRIED_EVENT, message=record.reason or "", warning=True
             )
-        attempts = retry.with_attempt(concluded.attempts, record)
-        return AttemptEnd(concluded.model_copy(update={"attempts": attempts}), retried=False)
+        return AttemptEnd(phase_status.not_retried(concluded, record), retried=False)
     status = phase_status.retrying(
         ctx.status, concluded, record=record, generation=ctx.generation, now=now
     )

@@ -232,7 +232,7 @@ class PhaseRunner:
             transcript_sha256=transcript.sha256 if transcript else "",
             transcript_truncated=transcript.truncated if transcript else False,
         )
-        if not await ctx.write_status(ctx.status.model_copy(update={"run": record})):
+        if not await ctx.write_status(phase_status.with_run(ctx.status, record)):
             return None
         await pod_wait.release(ctx, attempt.pod_name)
         # As written (cut to its budget, R57), so a restarted operator concludes the same.

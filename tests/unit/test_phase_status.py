@@ -1,0 +1,74 @@
+"""The Phase statuses the phase core builds as a run goes on: checkpoints and attempt records.
+
+Cases: the log's progress never goes back (a restarted reader that is behind keeps the bytes
+already proven, and reports are never counted twice), the run's checkpoint replaces only
+``run``, and an attempt that is not retried is recorded once, however often it is written.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from agentjobs.contract.phase import phase_status
+from agentjobs.models.contract import PhaseStatus, Report, ReportState
+from agentjobs.models.resources import LogProgress, PhaseResourceStatus, RunCheckpoint
+from agentjobs.models.retry import AttemptRecord
+
+NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
+
+
+def running(log: LogProgress | None = None) -> PhaseResourceStatus:
+    return PhaseResourceStatus(status=PhaseStatus.RUNNING, attempt=1, pod_name="p-a1", log=log)
+
+
+def test_the_first_progress_is_written_as_read() -> None:
+    status = phase_status.with_log_progress(running(), bytes_read=10, sha256="aa", reports_read=1)
+    assert status.log == LogProgress(bytes_read=10, sha256="aa", reports_read=1)
+    assert status.pod_name == "p-a1" and status.status is PhaseStatus.RUNNING
+
+
+def test_progress_moves_forward() -> None:
+    known = LogProgress(bytes_read=10, sha256="aa", reports_read=1)
+    status = phase_status.with_log_progress(
+        running(known), bytes_read=25, sha256="bb", reports_read=2
+    )
+    assert status.log == LogProgress(bytes_read=25, sha256="bb", reports_read=2)
+
+
+def test_a_reader_behind_the_checkpoint_keeps_the_bytes_already_proven() -> None:
+    known = LogProgress(bytes_read=40, sha256="cc", reports_read=3)
+    status = phase_status.with_log_progress(
+        running(known), bytes_read=12, sha256="dd", reports_read=1
+    )
+    assert status.log == known
+
+
+def test_a_report_read_again_is_not_counted_twice_but_new_bytes_are_kept() -> None:
+    known = LogProgress(bytes_read=40, sha256="cc", reports_read=3)
+    status = phase_status.with_log_progress(
+        running(known), bytes_read=50, sha256="ee", reports_read=2
+    )
+    assert status.log == LogProgress(bytes_read=50, sha256="ee", reports_read=3)
+
+
+def test_the_run_checkpoint_replaces_only_the_run() -> None:
+    before = running(LogProgress(bytes_read=5, sha256="aa", reports_read=0))
+    record = RunCheckpoint(
+        exit_code=0,
+        stream_intact=True,
+        report=Report(state=ReportState.SUCCESS),
+        transcript_bytes=5,
+        transcript_sha256="aa",
+    )
+    status = phase_status.with_run(before, record)
+    assert status.run == record
+    assert status.model_copy(update={"run": None}) == before
+
+
+def test_an_attempt_not_retried_is_recorded_once_however_often_it_is_written() -> None:
+    record = AttemptRecord(number=1, status=PhaseStatus.FAILED, pod_name="p-a1", finished_at=NOW)
+    concluded = running().model_copy(update={"status": PhaseStatus.FAILED})
+    once = phase_status.not_retried(concluded, record)
+    twice = phase_status.not_retried(once, record)
+    assert once.attempts == twice.attempts == [record]
+    assert once.status is PhaseStatus.FAILED
