@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from agentjobs.contract.repositories.git_errors import GitFault, classify
 from devcluster.git_server import GitServer, Token
 
 PLAIN = Token("plain-token")
@@ -113,3 +114,27 @@ def test_a_protected_branch_refuses_any_push(server: GitServer, tmp_path: Path) 
     assert refused.returncode != 0
     assert "GH006: Protected branch update failed for refs/heads/release." in refused.stderr
     assert server.requests[-1][0] == "POST"
+
+
+def test_r62_what_real_git_prints_against_it_is_read_as_the_right_fault(
+    server: GitServer, tmp_path: Path
+) -> None:
+    work = clone(server, tmp_path, PLAIN.value)
+    commit(work, ".github/workflows/ci.yml", "on: push\n", "Run CI")
+    printed = {
+        GitFault.AUTH: git("clone", server.url("service"), str(tmp_path / "a"), token="wrong"),
+        GitFault.NOT_FOUND: git(
+            "clone", server.url("missing"), str(tmp_path / "b"), token=PLAIN.value
+        ),
+        GitFault.WORKFLOW: git("push", "origin", "HEAD:refs/heads/ci", cwd=work, token=PLAIN.value),
+        GitFault.PERMISSION: git(
+            "push", "origin", "HEAD:refs/heads/release", cwd=work, token=GRANTED.value
+        ),
+        # Nothing listens on the discard port: the connection is refused.
+        GitFault.NETWORK: git("clone", "http://127.0.0.1:9/service.git", str(tmp_path / "c")),
+    }
+    for fault, result in printed.items():
+        assert result.returncode != 0
+        assert classify(result.stderr.encode()).fault is fault, result.stderr
+    refused = classify(printed[GitFault.PERMISSION].stderr.encode())
+    assert refused.message == "error: GH006: Protected branch update failed for refs/heads/release."
