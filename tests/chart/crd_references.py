@@ -22,7 +22,10 @@ MAP_VALUE = "*"
 # The word in a property's name, and the kind its reference names.
 KINDS = (("serviceaccount", "ServiceAccount"), ("configmap", "ConfigMap"), ("secret", "Secret"))
 # Values for objects whose required fields alone do not satisfy the CRD's CEL rules.
-SEEDS: dict[str, Any] = {"outcome": {"rubric": "Graded.", "grader": {"image": "busybox"}}}
+SEEDS: dict[str, Any] = {
+    "outcome": {"rubric": "Graded.", "grader": {"image": "busybox"}},
+    "url": "https://git.example.com/team/service.git",
+}
 
 
 @dataclass(frozen=True)

@@ -117,9 +117,10 @@ def test_the_bound_on_what_it_judges_comes_before_every_costly_check(render: Ren
 
 # What a phase may set that the policy leaves alone: what the agent runs and how its run is
 # read, and placement, which the namespace's own admission (PodTolerationRestriction, quotas on
-# priority classes, ...) judges on the operator's pods as on anyone's.
+# priority classes, ...) judges on the operator's pods as on anyone's. A phase's repositories
+# only narrow spec.repositories[], whose credentialsSecret is judged.
 UNJUDGED_SETTINGS = {
-    "name", "prompt", "image", "command", "args", "resources", "timeoutSeconds",
+    "name", "prompt", "image", "command", "args", "resources", "timeoutSeconds", "repositories",
     "transcriptFormat", "outputs", "workspace", "retry", "keepPods",
     "nodeSelector", "tolerations", "affinity", "priorityClassName", "runtimeClassName",
 }  # fmt: skip

@@ -5,7 +5,8 @@ Cases: the walk finds references wherever a schema may put them (nested objects,
 map values, anyOf alternatives, a volume's `secret`/`configMap`, a CSI volume's
 `nodePublishSecretRef`, plain `*Name` strings) and does not look inside one it found; in
 today's CRDs it finds the phase's, the defaults' and the grader's env and envFrom references,
-`promptFrom`, `rubricFrom`, `imagePullSecrets`, `serviceAccountName` and `notify[].secretRef`;
+`promptFrom`, `rubricFrom`, `imagePullSecrets`, `serviceAccountName`, `notify[].secretRef`
+and `repositories[].credentialsSecret`;
 a probe sets the field to the name it is given, makes what is missing on the way from its
 required fields or a seed, keeps what the base has, and drops `x` when it sets `xFrom`.
 """
@@ -76,6 +77,7 @@ def test_todays_crds_have_these_references() -> None:
         *(f"spec.phases[].{f}" for f in settings | {"promptFrom.configMapKeyRef"}),
         *(f"spec.defaults.{f}" for f in settings),
         "spec.notify[].secretRef",
+        "spec.repositories[].credentialsSecret",
     }
     phase = {r.field for r in crd_references.references(crd("phases"))}
     assert phase == {f"spec.{f}" for f in settings | {"promptFrom.configMapKeyRef"}}

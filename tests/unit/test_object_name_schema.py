@@ -21,8 +21,9 @@ from agentjobs.models.kubernetes import DNS_LABEL, DNS_SUBDOMAIN
 from agentjobs.models.resources import PhaseSpec
 
 CRDS = Path(__file__).parents[2] / "crds"
-# A phase's own name has its CEL rule; the pod's env[] entries are variables, not objects.
-OWN_NAMES = ("name", "phases[].name")
+# A phase's and a repository's own names have their CEL rules (a repository's is its
+# directory under /workspace); the pod's env[] entries are variables, not objects.
+OWN_NAMES = ("name", "phases[].name", "repositories[].name")
 VARIABLES = "env[].name"
 SETTINGS = [
     "env[].valueFrom.secretKeyRef.name",
@@ -53,7 +54,7 @@ EXECUTION_NAMES = sorted(
     [f"phases[].{s}" for s in SETTINGS]
     + ["phases[].promptFrom.configMapKeyRef.name"]
     + [f"defaults.{s}" for s in SETTINGS]
-    + ["notify[].secretRef.name", "resumeFrom.name"]
+    + ["notify[].secretRef.name", "resumeFrom.name", "repositories[].credentialsSecret.name"]
 )
 PHASE_NAMES = sorted([*SETTINGS, "promptFrom.configMapKeyRef.name", "executionName"])
 LABELS = ("containerName", "namespaces[]")

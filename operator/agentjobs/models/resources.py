@@ -40,6 +40,12 @@ from agentjobs.models.kubernetes import (
     SubdomainName,
 )
 from agentjobs.models.notifications import MAX_TARGETS, NotificationRecord, NotifyTarget
+from agentjobs.models.repositories import (
+    MAX_REPOSITORIES,
+    Repositories,
+    RepositoryName,
+    RepositoryStatus,
+)
 from agentjobs.models.retry import AttemptRecord, RetryPolicy
 from agentjobs.models.storage import HandoffRef
 
@@ -123,6 +129,8 @@ class PhaseTemplate(PhaseSettings):
     name: PhaseName
     prompt: str | None = None
     prompt_from: PromptSource | None = None
+    # The Execution's repositories this phase checks out, by name; omitted: all of them.
+    repositories: list[RepositoryName] | None = Field(default=None, max_length=MAX_REPOSITORIES)
 
 
 class ArtifactStorage(KubernetesModel):
@@ -178,6 +186,17 @@ class ExecutionSpec(KubernetesModel):
                 "notify cannot be changed once the execution exists: create a new Execution",
                 reason="FieldValueForbidden",
             ),
+            cel(
+                "self.phases.all(p, !has(p.repositories) || p.repositories.all(n,"
+                " has(self.repositories) && self.repositories.exists(r, r.name == n)))",
+                "a phase may only name repositories listed in spec.repositories",
+            ),
+            cel(
+                "has(self.repositories) == has(oldSelf.repositories)"
+                " && (!has(self.repositories) || self.repositories == oldSelf.repositories)",
+                "repositories cannot be changed once the execution exists: create a new Execution",
+                reason="FieldValueForbidden",
+            ),
             # R48: what it inherited is recorded once, from the parent named here.
             cel(
                 "has(self.resumeFrom) == has(oldSelf.resumeFrom)"
@@ -211,6 +230,7 @@ class ExecutionSpec(KubernetesModel):
     # Deleted, with everything it owns, this long after it finished (as a Job's).
     ttl_seconds_after_finished: int | None = Field(default=None, ge=0, le=366 * 24 * 3600)
     resume_from: ResumeFrom | None = None  # R48
+    repositories: Repositories = []
 
 
 class PhaseSpec(PhaseSettings):
@@ -325,6 +345,7 @@ class PhaseResourceStatus(ContractModel):
     attempts: list[AttemptRecord] = []  # R47
     log: LogProgress | None = None
     run: RunCheckpoint | None = None
+    repositories: list[RepositoryStatus] | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
     observed_generation: int | None = None
@@ -372,5 +393,6 @@ class ExecutionResourceStatus(ContractModel):
     finished_at: datetime | None = None
     notifications: list[NotificationRecord] = []  # R51
     resumed_from: ResumedFrom | None = None  # R48
+    repositories: list[RepositoryStatus] | None = None  # each one's latest phase
     observed_generation: int | None = None
     conditions: Conditions = []
