@@ -6,7 +6,7 @@ schema is structural and the API server rejects a typo when it is applied.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic.alias_generators import to_camel
@@ -16,6 +16,11 @@ from pydantic.alias_generators import to_camel
 # namespaces and containers DNS labels.
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+
+
+def cel_rules(*rules: tuple[str, str]) -> dict[str, Any]:
+    """CEL rules (rule, message) as a schema's ``x-kubernetes-validations``."""
+    return {"x-kubernetes-validations": [{"rule": r, "message": m} for r, m in rules]}
 
 
 def _name(pattern: str, max_length: int) -> WithJsonSchema:

@@ -13,21 +13,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, WithJsonSchema
 
 from agentjobs.models.contract import ContractModel
-from agentjobs.models.kubernetes import KubernetesModel, SubdomainName
+from agentjobs.models.kubernetes import KubernetesModel, SubdomainName, cel_rules
 
 MAX_TARGETS = 4
 MAX_URL_LENGTH = 2048
 NotifyEvent = Literal["Finished", "PhaseFinished"]
 NotificationState = Literal["Pending", "Delivered", "Failed"]
-
-
-def _rules(*rules: tuple[str, str]) -> dict[str, Any]:
-    return {"x-kubernetes-validations": [{"rule": r, "message": m} for r, m in rules]}
 
 
 WebhookUrl = Annotated[
@@ -37,7 +33,7 @@ WebhookUrl = Annotated[
         {
             "type": "string",
             "maxLength": MAX_URL_LENGTH,
-            **_rules(
+            **cel_rules(
                 (
                     "self.startsWith('https://') || self.startsWith('http://')",
                     "url must start with https:// (http:// only where the operator's "
@@ -77,7 +73,7 @@ class NotifyTarget(KubernetesModel):
         max_length=2,
         json_schema_extra={
             "x-kubernetes-list-type": "set",
-            **_rules(
+            **cel_rules(
                 ("size(self) >= 1", "events must name at least one of Finished, PhaseFinished")
             ),
         },

@@ -9,7 +9,7 @@ evaluation, as users and automations read it back.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field, WithJsonSchema
 
@@ -26,15 +26,12 @@ from agentjobs.models.kubernetes import (
     KeySelector,
     KubernetesModel,
     ResourceRequirements,
+    cel_rules,
 )
 
 MAX_ITERATIONS = 20
 DEFAULT_MAX_ITERATIONS = 3
 TEXT_LIMIT = 64 * 1024
-
-
-def _rules(*rules: tuple[str, str]) -> dict[str, Any]:
-    return {"x-kubernetes-validations": [{"rule": r, "message": m} for r, m in rules]}
 
 
 # The bound is a CEL rule rather than minimum/maximum so the API server's refusal says
@@ -45,7 +42,7 @@ Iterations = Annotated[
     WithJsonSchema(
         {
             "type": "integer",
-            **_rules(
+            **cel_rules(
                 (
                     f"self >= 1 && self <= {MAX_ITERATIONS}",
                     f"maxIterations must be from 1 to {MAX_ITERATIONS}: how many times the "
@@ -68,7 +65,7 @@ class GraderContainer(KubernetesModel):
     """The grader's container (R38): it runs in its own pod, apart from the agent."""
 
     model_config = KubernetesModel.model_config | {
-        "json_schema_extra": _rules(
+        "json_schema_extra": cel_rules(
             (
                 "has(self.image) || has(self.command)",
                 "a grader without its own image runs the phase's image, so it needs a "
@@ -91,7 +88,7 @@ class OutcomeSpec(KubernetesModel):
     agent may revise it."""
 
     model_config = KubernetesModel.model_config | {
-        "json_schema_extra": _rules(
+        "json_schema_extra": cel_rules(
             (
                 "has(self.rubric) != has(self.rubricFrom)",
                 "an outcome needs its rubric: set exactly one of outcome.rubric (inline "

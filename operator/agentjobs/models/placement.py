@@ -9,16 +9,11 @@ reaches a pod that admission would refuse mid-execution.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
-from agentjobs.models.kubernetes import KubernetesModel, LabelName, SubdomainName
-
-
-def _rules(*rules: tuple[str, str]) -> dict[str, Any]:
-    return {"x-kubernetes-validations": [{"rule": r, "message": m} for r, m in rules]}
-
+from agentjobs.models.kubernetes import KubernetesModel, LabelName, SubdomainName, cel_rules
 
 # PriorityClass and RuntimeClass names.
 ClassName = SubdomainName
@@ -34,7 +29,7 @@ class Toleration(KubernetesModel):
     """A taint the phase's pod tolerates."""
 
     model_config = KubernetesModel.model_config | {
-        "json_schema_extra": _rules(
+        "json_schema_extra": cel_rules(
             (
                 "!has(self.operator) || self.operator != 'Exists' || !has(self.value)"
                 " || self.value == ''",
@@ -132,7 +127,7 @@ class Workspace(KubernetesModel):
     size_limit: str | None = Field(
         default=None,
         max_length=64,
-        json_schema_extra=_rules(
+        json_schema_extra=cel_rules(
             (
                 "isQuantity(self) && quantity(self).isGreaterThan(quantity('0'))",
                 "workspace.sizeLimit must be a positive size such as 10Gi",

@@ -10,21 +10,17 @@ allow-list, as for webhooks.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field, WithJsonSchema
 
 from agentjobs.models.contract import ContractModel
-from agentjobs.models.kubernetes import DNS_LABEL, KubernetesModel, SubdomainName
+from agentjobs.models.kubernetes import DNS_LABEL, KubernetesModel, SubdomainName, cel_rules
 
 MAX_REPOSITORIES = 8
 MAX_URL_LENGTH = 2048
 MAX_REF_LENGTH = 255
 WORKSPACE_RESERVED = "artifacts"  # /workspace/artifacts is the harvester's
-
-
-def _rules(*rules: tuple[str, str]) -> dict[str, Any]:
-    return {"x-kubernetes-validations": [{"rule": r, "message": m} for r, m in rules]}
 
 
 RepositoryName = Annotated[
@@ -35,7 +31,7 @@ RepositoryName = Annotated[
             "type": "string",
             "minLength": 1,
             "maxLength": 63,
-            **_rules(
+            **cel_rules(
                 (
                     f"self.matches('{DNS_LABEL}')",
                     "a repository's name must be a DNS label: it is its directory, "
@@ -58,7 +54,7 @@ RepositoryUrl = Annotated[
         {
             "type": "string",
             "maxLength": MAX_URL_LENGTH,
-            **_rules(
+            **cel_rules(
                 (
                     "self.startsWith('https://') || self.startsWith('http://')",
                     "url must start with https:// (http:// only where the operator's "
@@ -92,7 +88,7 @@ GitRef = Annotated[
             "type": "string",
             "minLength": 1,
             "maxLength": MAX_REF_LENGTH,
-            **_rules(
+            **cel_rules(
                 (
                     "self.matches('^[A-Za-z0-9_][A-Za-z0-9._/-]*$')"
                     " && !self.contains('..') && !self.contains('//') && !self.contains('/.')"
@@ -136,7 +132,7 @@ Repositories = Annotated[
     list[Repository],
     Field(
         max_length=MAX_REPOSITORIES,
-        json_schema_extra=_rules(
+        json_schema_extra=cel_rules(
             (
                 "self.all(r, self.exists_one(s, s.name == r.name))",
                 "repository names must be unique within an execution",
