@@ -23,6 +23,32 @@ def cel_rules(*rules: tuple[str, str]) -> dict[str, Any]:
     return {"x-kubernetes-validations": [{"rule": r, "message": m} for r, m in rules]}
 
 
+MAX_URL_LENGTH = 2048
+
+
+def http_url_schema(allow_flag: str, *rules: tuple[str, str]) -> WithJsonSchema:
+    """A URL string's schema: http(s) only (plain http where the operator's ``allow_flag``
+    names the host), no spaces or control characters, and ``rules`` between the two."""
+    return WithJsonSchema(
+        {
+            "type": "string",
+            "maxLength": MAX_URL_LENGTH,
+            **cel_rules(
+                (
+                    "self.startsWith('https://') || self.startsWith('http://')",
+                    f"url must start with https:// (http:// only where the operator's "
+                    f"{allow_flag} names it)",
+                ),
+                *rules,
+                (
+                    "!self.matches('[\\\\s\\\\x00-\\\\x1f\\\\x7f]')",
+                    "url must not contain spaces or control characters: percent-encode them",
+                ),
+            ),
+        }
+    )
+
+
 def _name(pattern: str, max_length: int) -> WithJsonSchema:
     return WithJsonSchema(
         {"type": "string", "minLength": 1, "maxLength": max_length, "pattern": pattern}

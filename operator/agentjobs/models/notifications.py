@@ -15,13 +15,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import Field, WithJsonSchema
+from pydantic import Field
 
 from agentjobs.models.contract import ContractModel
-from agentjobs.models.kubernetes import KubernetesModel, SubdomainName, cel_rules
+from agentjobs.models.kubernetes import (
+    MAX_URL_LENGTH,
+    KubernetesModel,
+    SubdomainName,
+    cel_rules,
+    http_url_schema,
+)
 
 MAX_TARGETS = 4
-MAX_URL_LENGTH = 2048
 NotifyEvent = Literal["Finished", "PhaseFinished"]
 NotificationState = Literal["Pending", "Delivered", "Failed"]
 
@@ -29,28 +34,14 @@ NotificationState = Literal["Pending", "Delivered", "Failed"]
 WebhookUrl = Annotated[
     str,
     Field(min_length=1, max_length=MAX_URL_LENGTH),
-    WithJsonSchema(
-        {
-            "type": "string",
-            "maxLength": MAX_URL_LENGTH,
-            **cel_rules(
-                (
-                    "self.startsWith('https://') || self.startsWith('http://')",
-                    "url must start with https:// (http:// only where the operator's "
-                    "--webhook-allow names it)",
-                ),
-                (
-                    "self.matches('^https?://[^/?#@]+([/?].*)?$')",
-                    "url must name a host after the scheme, and no user or password: the "
-                    "signature made with secretRef is what authenticates the operator",
-                ),
-                ("!self.contains('#')", "url must not have a #fragment: it is never sent"),
-                (
-                    "!self.matches('[\\\\s\\\\x00-\\\\x1f\\\\x7f]')",
-                    "url must not contain spaces or control characters: percent-encode them",
-                ),
-            ),
-        }
+    http_url_schema(
+        "--webhook-allow",
+        (
+            "self.matches('^https?://[^/?#@]+([/?].*)?$')",
+            "url must name a host after the scheme, and no user or password: the "
+            "signature made with secretRef is what authenticates the operator",
+        ),
+        ("!self.contains('#')", "url must not have a #fragment: it is never sent"),
     ),
 ]
 

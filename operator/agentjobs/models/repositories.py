@@ -15,10 +15,16 @@ from typing import Annotated
 from pydantic import Field, WithJsonSchema
 
 from agentjobs.models.contract import ContractModel
-from agentjobs.models.kubernetes import DNS_LABEL, KubernetesModel, SubdomainName, cel_rules
+from agentjobs.models.kubernetes import (
+    DNS_LABEL,
+    MAX_URL_LENGTH,
+    KubernetesModel,
+    SubdomainName,
+    cel_rules,
+    http_url_schema,
+)
 
 MAX_REPOSITORIES = 8
-MAX_URL_LENGTH = 2048
 MAX_REF_LENGTH = 255
 WORKSPACE_RESERVED = "artifacts"  # /workspace/artifacts is the harvester's
 
@@ -50,31 +56,14 @@ RepositoryName = Annotated[
 RepositoryUrl = Annotated[
     str,
     Field(min_length=1, max_length=MAX_URL_LENGTH),
-    WithJsonSchema(
-        {
-            "type": "string",
-            "maxLength": MAX_URL_LENGTH,
-            **cel_rules(
-                (
-                    "self.startsWith('https://') || self.startsWith('http://')",
-                    "url must start with https:// (http:// only where the operator's "
-                    "--git-allow names it)",
-                ),
-                (
-                    "self.matches('^https?://[^/?#@]+/.+$')",
-                    "url must name a host and a repository path, and no user or password: "
-                    "credentialsSecret holds the credentials, where the agent cannot read them",
-                ),
-                (
-                    "!self.contains('?') && !self.contains('#')",
-                    "url must not have a ?query or a #fragment",
-                ),
-                (
-                    "!self.matches('[\\\\s\\\\x00-\\\\x1f\\\\x7f]')",
-                    "url must not contain spaces or control characters: percent-encode them",
-                ),
-            ),
-        }
+    http_url_schema(
+        "--git-allow",
+        (
+            "self.matches('^https?://[^/?#@]+/.+$')",
+            "url must name a host and a repository path, and no user or password: "
+            "credentialsSecret holds the credentials, where the agent cannot read them",
+        ),
+        ("!self.contains('?') && !self.contains('#')", "url must not have a ?query or a #fragment"),
     ),
 ]
 

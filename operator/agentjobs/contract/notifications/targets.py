@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
 from agentjobs.contract.notifications import addresses
-from agentjobs.models.notifications import MAX_URL_LENGTH
+from agentjobs.models.kubernetes import MAX_URL_LENGTH
 
 SCHEMES = ("https", "http")
 _DEFAULT_PORTS = {"https": 443, "http": 80}
