@@ -98,9 +98,6 @@ class GitServer:
         """A bare repository ``name`` whose ``branch`` holds ``files`` in one commit; its URL."""
         bare = self.root / f"{name}.git"
         _git("init", "-q", "--bare", str(bare))
-        hook = bare / "hooks" / "pre-receive"
-        hook.write_text(f"#!{sys.executable}\n" + Path(git_pre_receive.__file__).read_text())
-        hook.chmod(0o755)
         seed = self.root.parent / f"{name}.seed"
         _git("init", "-q", "-b", branch, str(seed))
         for path, text in files.items():
@@ -121,6 +118,10 @@ class GitServer:
         )
         _git("push", "-q", str(bare), f"{branch}:refs/heads/{branch}", cwd=seed)
         shutil.rmtree(seed)
+        # After the seed: the hook judges what clients push, not the repository's start.
+        hook = bare / "hooks" / "pre-receive"
+        hook.write_text(f"#!{sys.executable}\n" + Path(git_pre_receive.__file__).read_text())
+        hook.chmod(0o755)
         return self.url(name)
 
     def commits(self, name: str, ref: str) -> list[str]:
