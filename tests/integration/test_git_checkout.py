@@ -4,18 +4,28 @@ Cases: the remote's HEAD is checked out on the work branch with the server's com
 origin/HEAD, and nothing of the token is left in the repository; a branch is fetched shallow
 when depth says so; a wrong token, a missing repository and a missing ref fail with what git
 printed, read by R62 as auth, not_found and not_found; a directory that is not empty is left
-alone.
+alone; a later phase starts from the commit the last one ended on, from its bundle, also
+shallow and after the remote moved on; no new commit needs no bundle; a bundle that ends
+elsewhere is refused.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from agentjobs.adapters.git_checkout import GitCredentials, GitFailed, NotEmpty, check_out
+from agentjobs.adapters.git_checkout import (
+    GitCredentials,
+    GitFailed,
+    Handed,
+    NotEmpty,
+    bundle_work,
+    check_out,
+)
 from agentjobs.contract.repositories.git_errors import GitFault, classify
 from devcluster.git_server import GitServer, Token
 
@@ -45,7 +55,7 @@ def run(
     token: str = TOKEN.value, name: str = "service",
 ) -> Path:  # fmt: skip
     target = tmp_path / "workspace" / "service"
-    target.parent.mkdir(exist_ok=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
     checked = check_out(
         url=server.url(name), ref=ref, depth=depth, branch="agentjobs/fix-1", target=target,
         credentials=GitCredentials(token), home=tmp_path,
@@ -100,3 +110,74 @@ def test_a_directory_that_is_not_empty_is_left_alone(server: GitServer, tmp_path
     with pytest.raises(NotEmpty):
         run(server, tmp_path)
     assert [p.name for p in target.iterdir()] == ["notes.md"]
+
+
+def commit_all(work: Path, path: str, text: str, message: str) -> str:
+    (work / path).write_text(text)
+    git(work, "add", "-A")
+    git(work, "-c", "user.name=agent", "-c", "user.email=a@example.test", "commit", "-q",
+        "-m", message)  # fmt: skip
+    return git(work, "rev-parse", "HEAD")
+
+
+@pytest.mark.parametrize("depth", [None, 1])
+def test_the_next_phase_starts_where_the_last_ended_even_after_the_remote_moved(
+    server: GitServer, tmp_path: Path, depth: int | None
+) -> None:
+    first = run(server, tmp_path / "one", depth=depth)
+    since = git(first, "rev-parse", "HEAD")
+    commit_all(first, "src/app.py", "print(2)\n", "Print two")
+    head = commit_all(first, "notes.md", "notes\n", "Add notes")
+    bundle = tmp_path / "work.bundle"
+    env = {"PATH": os.environ["PATH"], "GIT_DIR": str(first / ".git"), "HOME": str(tmp_path)}
+    assert bundle_work(env, branch="agentjobs/fix-1", head=head, since=since, out=bundle)
+    # Someone else moves the remote's main on meanwhile.
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(server.root / "service.git"), str(other)], check=True)
+    commit_all(other, "README.md", "moved on\n", "Move on")
+    git(other, "push", "-q", "origin", "main")
+
+    target = tmp_path / "two" / "service"
+    target.parent.mkdir()
+    checked = check_out(
+        url=server.url("service"), ref=None, depth=depth, branch="agentjobs/fix-1", target=target,
+        credentials=GitCredentials(TOKEN.value), home=tmp_path,
+        handed=Handed(commit=head, since=since, bundle=bundle),
+    )  # fmt: skip
+    assert checked.base_commit == head
+    assert git(target, "rev-parse", "HEAD") == head
+    assert git(target, "symbolic-ref", "HEAD") == "refs/heads/agentjobs/fix-1"
+    assert (target / "notes.md").read_text() == "notes\n"
+    assert git(target, "rev-parse", "refs/remotes/origin/HEAD") == served_head(server)
+    assert git(target, "status", "--porcelain") == ""
+
+
+def test_no_new_commit_needs_no_bundle(server: GitServer, tmp_path: Path) -> None:
+    first = run(server, tmp_path / "one")
+    since = git(first, "rev-parse", "HEAD")
+    env = {"PATH": os.environ["PATH"], "GIT_DIR": str(first / ".git"), "HOME": str(tmp_path)}
+    assert not bundle_work(env, branch="b", head=since, since=since, out=tmp_path / "x.bundle")
+    target = tmp_path / "two" / "service"
+    target.parent.mkdir()
+    checked = check_out(
+        url=server.url("service"), ref="main", depth=None, branch="agentjobs/fix-1",
+        target=target, credentials=GitCredentials(TOKEN.value), home=tmp_path,
+        handed=Handed(commit=since, since=since, bundle=None),
+    )  # fmt: skip
+    assert checked.base_commit == since == git(target, "rev-parse", "HEAD")
+
+
+def test_a_bundle_that_ends_elsewhere_is_refused(server: GitServer, tmp_path: Path) -> None:
+    first = run(server, tmp_path / "one")
+    since = git(first, "rev-parse", "HEAD")
+    head = commit_all(first, "notes.md", "notes\n", "Add notes")
+    env = {"PATH": os.environ["PATH"], "GIT_DIR": str(first / ".git"), "HOME": str(tmp_path)}
+    bundle_work(env, branch="agentjobs/fix-1", head=head, since=since, out=tmp_path / "w.bundle")
+    target = tmp_path / "two" / "service"
+    target.parent.mkdir()
+    with pytest.raises(GitFailed, match="ends at"):
+        check_out(
+            url=server.url("service"), ref=None, depth=None, branch="agentjobs/fix-1",
+            target=target, credentials=GitCredentials(TOKEN.value), home=tmp_path,
+            handed=Handed(commit="f" * 40, since=since, bundle=tmp_path / "w.bundle"),
+        )  # fmt: skip

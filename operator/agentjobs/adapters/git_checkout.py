@@ -9,6 +9,9 @@ agent, so nothing of the credentials stays in it:
   remote's URL and nothing else of ours.
 - The repository is fetched into an empty directory, only the one ref it needs, without
   submodules, hooks or any config of the host: a hostile repository's files are only files.
+- A later phase starts from the commit the previous one ended on: fetched by its hash when
+  it was pushed or never moved, else from the bundle of the work the previous phase stored
+  (``bundle_work``), on top of the commit that bundle builds on.
 - The fetched commit is a remote-tracking ref (``origin/<ref>``, ``origin/HEAD`` for the
   remote's default branch or a commit), so R52 counts only the phase's own commits as
   unpushed.
@@ -59,6 +62,16 @@ class GitFailed(Exception):
     def __init__(self, stderr: bytes) -> None:
         super().__init__(stderr.decode("utf-8", errors="replace").strip())
         self.stderr = stderr
+
+
+@dataclass(frozen=True)
+class Handed:
+    """The work a previous phase left: its last commit, and the bundle of its commits since
+    ``since`` (None: nothing new, the commit is on the remote)."""
+
+    commit: str
+    since: str
+    bundle: Path | None
 
 
 class NotEmpty(Exception):
@@ -116,9 +129,10 @@ def check_out(
     target: Path,
     credentials: GitCredentials | None,
     home: Path,
+    handed: Handed | None = None,
 ) -> CheckedOut:
     """The repository at ``url`` checked out at ``target`` on ``branch``, from ``ref`` (the
-    remote's HEAD when None); raises GitFailed or NotEmpty."""
+    remote's HEAD when None) or from what ``handed`` says; raises GitFailed or NotEmpty."""
     target.mkdir(exist_ok=True)
     if any(target.iterdir()):
         raise NotEmpty(f"{target} is not empty")
@@ -141,5 +155,46 @@ def check_out(
     base_commit = _git(target, env, "rev-parse", "FETCH_HEAD^{commit}")
     tracking = ref if ref is not None and not _COMMIT.fullmatch(ref) else "HEAD"
     _git(target, env, "update-ref", f"refs/remotes/origin/{tracking}", base_commit)
+    if handed is not None:
+        base_commit = _handed_commit(target, env, handed, branch, shallow)
     _git(target, env, "checkout", "-q", "-B", branch, base_commit)
     return CheckedOut(base_ref=base_ref, base_commit=base_commit, branch=branch)
+
+
+def _has_commit(target: Path, env: dict[str, str], commit: str) -> bool:
+    try:
+        _git(target, env, "cat-file", "-e", f"{commit}^{{commit}}")
+    except GitFailed:
+        return False
+    return True
+
+
+def _handed_commit(
+    target: Path, env: dict[str, str], handed: Handed, branch: str, shallow: list[str]
+) -> str:
+    if not _has_commit(target, env, handed.since):
+        _git(target, env, "fetch", "-q", "--no-tags", *shallow, "origin", handed.since)
+    if handed.bundle is not None:
+        # Unbundled rather than fetched: the file transport stays forbidden.
+        heads = _git(target, env, "bundle", "unbundle", str(handed.bundle)).splitlines()
+        ended = next(
+            (line.split()[0] for line in heads if line.endswith(f" refs/heads/{branch}")), ""
+        )
+        if ended != handed.commit:
+            raise GitFailed(
+                f"fatal: the handed bundle ends at {ended}, not at {handed.commit}".encode()
+            )
+    elif handed.commit != handed.since:
+        raise GitFailed(b"fatal: handed work without its bundle")
+    return handed.commit
+
+
+def bundle_work(env: dict[str, str], *, branch: str, head: str, since: str, out: Path) -> bool:
+    """The commits ``since..head`` as a bundle at ``out`` whose one ref is ``branch``; False
+    when there are none. ``env``'s GIT_DIR is written (the ref), so it must be ours."""
+    directory = Path(env["GIT_DIR"])
+    if _git(directory, env, "rev-list", "--count", f"{since}..{head}") == "0":
+        return False
+    _git(directory, env, "update-ref", f"refs/heads/{branch}", head)
+    _git(directory, env, "bundle", "create", "-q", str(out), f"refs/heads/{branch}", f"^{since}")
+    return True
