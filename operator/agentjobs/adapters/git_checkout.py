@@ -78,7 +78,7 @@ class NotEmpty(Exception):
     """The repository's directory already holds files: nothing is checked out over them."""
 
 
-def _environment(url: str, credentials: GitCredentials | None, home: Path) -> dict[str, str]:
+def remote_environment(url: str, credentials: GitCredentials | None, home: Path) -> dict[str, str]:
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
@@ -136,7 +136,7 @@ def check_out(
     target.mkdir(exist_ok=True)
     if any(target.iterdir()):
         raise NotEmpty(f"{target} is not empty")
-    env = _environment(url, credentials, home)
+    env = remote_environment(url, credentials, home)
     _git(target, env, "init", "-q")
     _git(target, env, "remote", "add", "origin", url)
     base_ref = ref or "HEAD"
