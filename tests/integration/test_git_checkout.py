@@ -181,3 +181,12 @@ def test_a_bundle_that_ends_elsewhere_is_refused(server: GitServer, tmp_path: Pa
             target=target, credentials=GitCredentials(TOKEN.value), home=tmp_path,
             handed=Handed(commit="f" * 40, since=since, bundle=tmp_path / "w.bundle"),
         )  # fmt: skip
+
+
+def test_a_ref_that_looks_like_an_option_is_only_a_ref(server: GitServer, tmp_path: Path) -> None:
+    """The API refuses such a ref; an object admitted otherwise still runs nothing."""
+    sprung = tmp_path / "sprung"
+    with pytest.raises(GitFailed) as failed:
+        run(server, tmp_path, ref=f"--upload-pack=touch {sprung}")
+    assert b"invalid refspec" in failed.value.stderr
+    assert not sprung.exists()

@@ -149,6 +149,7 @@ def check_out(
         "--no-tags",
         "--no-recurse-submodules",
         *shallow,
+        "--end-of-options",  # a ref is never read as an option, whatever admitted it
         "origin",
         base_ref,
     )
@@ -173,7 +174,17 @@ def _handed_commit(
     target: Path, env: dict[str, str], handed: Handed, branch: str, shallow: list[str]
 ) -> str:
     if not _has_commit(target, env, handed.since):
-        _git(target, env, "fetch", "-q", "--no-tags", *shallow, "origin", handed.since)
+        _git(
+            target,
+            env,
+            "fetch",
+            "-q",
+            "--no-tags",
+            *shallow,
+            "--end-of-options",
+            "origin",
+            handed.since,
+        )
     if handed.bundle is not None:
         # Unbundled rather than fetched: the file transport stays forbidden.
         heads = _git(target, env, "bundle", "unbundle", str(handed.bundle)).splitlines()

@@ -42,6 +42,7 @@ def push(
                 "push",
                 "--quiet",
                 "--no-verify",
+                "--end-of-options",
                 url,
                 f"{commit}:refs/heads/{branch}",
             ],
