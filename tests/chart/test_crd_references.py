@@ -6,7 +6,7 @@ map values, anyOf alternatives, a volume's `secret`/`configMap`, a CSI volume's
 `nodePublishSecretRef`, plain `*Name` strings) and does not look inside one it found; in
 today's CRDs it finds the phase's, the defaults' and the grader's env and envFrom references,
 `promptFrom`, `rubricFrom`, `imagePullSecrets`, `serviceAccountName`, `notify[].secretRef`
-and `repositories[].credentialsSecret`;
+and `repositories[].credentialsSecret` (an Execution's and a Phase's);
 a probe sets the field to the name it is given, makes what is missing on the way from its
 required fields or a seed, keeps what the base has, and drops `x` when it sets `xFrom`.
 """
@@ -80,7 +80,10 @@ def test_todays_crds_have_these_references() -> None:
         "spec.repositories[].credentialsSecret",
     }
     phase = {r.field for r in crd_references.references(crd("phases"))}
-    assert phase == {f"spec.{f}" for f in settings | {"promptFrom.configMapKeyRef"}}
+    assert phase == {
+        *(f"spec.{f}" for f in settings | {"promptFrom.configMapKeyRef"}),
+        "spec.repositories[].credentialsSecret",
+    }
 
 
 BASE = {

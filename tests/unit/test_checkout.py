@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentjobs.contract.repositories.checkout import checkouts, work_branch
+from agentjobs.contract.repositories.checkout import checkouts, http_refusal, work_branch
 from agentjobs.models.repositories import Repository, RepositoryStatus
 
 URL = "https://git.example.com/team/{}.git"
@@ -31,7 +31,7 @@ DOCS = repository("docs", push={"branch": "docs/notes"}, agentCredentials=True, 
 
 def test_the_first_phase_starts_from_the_ref_on_the_work_branch() -> None:
     service, docs = checkouts([SERVICE, DOCS], None, execution_name="fix-1", earlier=[])
-    assert (service.ref, service.branch, service.handed_commit) == ("main", "agentjobs/fix-1", None)
+    assert (service.ref, service.branch, service.handed) == ("main", "agentjobs/fix-1", None)
     assert (service.push, service.credentials_secret, service.agent_credentials) == (
         False,
         "git",
@@ -56,8 +56,36 @@ def test_a_later_phase_starts_from_the_last_commit_an_earlier_phase_recorded() -
         [status("service", None)],  # a phase whose checkout recorded no commit hands nothing
     ]
     service, docs = checkouts([SERVICE, DOCS], None, execution_name="e", earlier=earlier)
-    assert service.handed_commit == "a" * 40
-    assert docs.handed_commit == "e" * 40
+    assert service.handed is not None and docs.handed is not None
+    assert (service.handed.commit, service.handed.since) == ("a" * 40, "a" * 40)
+    assert (docs.handed.commit, docs.handed.bundle) == ("e" * 40, None)
+
+
+def test_a_later_phase_gets_the_bundle_of_the_work_since_the_remotes_commit() -> None:
+    recorded = status("service", "b" * 40).model_copy(
+        update={
+            "bundle": "s3://b/k/work.bundle",
+            "bundle_sha256": "f" * 64,
+            "bundle_base": "a" * 40,
+        }
+    )
+    (service,) = checkouts([SERVICE], None, execution_name="e", earlier=[[recorded]])
+    assert service.handed is not None
+    assert (service.handed.commit, service.handed.since) == ("b" * 40, "a" * 40)
+    assert (service.handed.bundle, service.handed.bundle_sha256) == (
+        "s3://b/k/work.bundle",
+        "f" * 64,
+    )
+
+
+def test_plain_http_is_used_only_where_the_operator_allows_it() -> None:
+    allowed = ["http://127.0.0.1:*/*", "http://10.0.0.*:8080/*"]
+    assert http_refusal("https://git.example.com/a.git", []) is None
+    assert http_refusal("http://127.0.0.1:9000/service.git", allowed) is None
+    assert http_refusal("http://10.0.0.7:8080/x.git", allowed) is None
+    refusal = http_refusal("http://git.example.com/a.git", allowed)
+    assert refusal is not None and "--git-allow" in refusal
+    assert http_refusal("http://127.0.0.1:9000/x.git", []) is not None
 
 
 def test_the_work_branch_is_push_branch_or_named_after_the_execution() -> None:

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from agentjobs.contract.artifacts import credentials, handoff
 from agentjobs.contract.artifacts.bucket_policy import BucketPolicy
 from agentjobs.contract.artifacts.credentials import AccessDenied, Claims, InvalidToken, Root
+from agentjobs.models.repositories import PhaseRepository
 from agentjobs.models.resources import PhaseSpec
 
 KEY = b"k" * 32
@@ -210,3 +211,24 @@ def test_only_the_operators_own_bucket_is_ever_created() -> None:
     assert not policy.creates("shared") and not policy.creates("team-anything")
     message = policy.missing("team-anything")
     assert "'team-anything' does not exist" in message and "'agentjobs'" in message
+
+
+def _with_bundle(bundle: str) -> PhaseSpec:
+    handed = {"commit": "b" * 40, "since": "a" * 40, "bundle": bundle, "bundleSha256": "0" * 64}
+    repository = {"name": "service", "url": "https://g/s.git", "branch": "x", "handed": handed}
+    return _phase(None).model_copy(
+        update={"repositories": [PhaseRepository.model_validate(repository)]}
+    )
+
+
+def test_r63_a_phase_may_read_the_bundles_handed_to_it_in_its_own_namespace_only() -> None:
+    key = "namespaces/ns-a/executions/review/0-plan/attempt-1/work/service/work.bundle"
+    assert handoff.readable_roots(_with_bundle(f"s3://agentjobs/{key}"), namespace="ns-a") == (
+        Root("agentjobs", key),
+    )
+    for bundle in (
+        "s3://agentjobs/namespaces/ns-b/executions/review/0-plan/attempt-1/work/s/work.bundle",
+        "s3://agentjobs/namespaces/ns-a/executions/r/../../../ns-b/executions/x/y/work.bundle",
+        "https://elsewhere/x",
+    ):
+        assert handoff.readable_roots(_with_bundle(bundle), namespace="ns-a") == (), bundle

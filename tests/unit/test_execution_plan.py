@@ -20,6 +20,7 @@ from agentjobs.contract.execution.execution_plan import ChildPhase
 from agentjobs.contract.phase import phase_status
 from agentjobs.kube import conditions
 from agentjobs.models.contract import FailureKind, SystemFailure
+from agentjobs.models.repositories import Repository, RepositoryStatus
 from agentjobs.models.resources import (
     ExecutionResourceStatus,
     ExecutionSpec,
@@ -256,3 +257,40 @@ def test_a_refused_phase_fails_the_execution_once_with_the_refusals_words() -> N
     ]
     again = _replan([child(0, COMPLETED)], SPEC, failed)
     assert (again.create_index, again.status) == (None, failed)
+
+
+REPOSITORY_SPEC = SPEC.model_copy(
+    update={
+        "repositories": [
+            Repository.model_validate({"name": "service", "url": "https://g/s.git", "push": {}})
+        ]
+    }
+)
+
+
+def test_r63_the_next_phase_starts_each_repository_where_the_last_one_left_it() -> None:
+    recorded = {
+        "name": "service", "url": "https://g/s.git", "branch": "agentjobs/demo",
+        "baseCommit": "a" * 40, "headCommit": "b" * 40, "commits": 1, "pushed": True,
+        "bundle": "s3://b/ns/demo/0-plan/attempt-1/work/service/work.bundle",
+        "bundleSha256": "c" * 64, "bundleBase": "a" * 40,
+    }  # fmt: skip
+    first = plan([], REPOSITORY_SPEC)
+    assert first.repositories_before == [[]]
+    done = child(0, {**COMPLETED, "repositories": [recorded]})
+    result = plan([done], REPOSITORY_SPEC)
+    assert result.status.repositories == [RepositoryStatus.model_validate(recorded)]
+    [checkout] = phase_status.phase_spec(
+        REPOSITORY_SPEC, execution_name="demo", index=1,
+        repositories_before=result.repositories_before,
+    ).repositories or []  # fmt: skip
+    assert checkout.handed is not None
+    assert (checkout.branch, checkout.push, checkout.handed.commit, checkout.handed.since) == (
+        "agentjobs/demo", True, "b" * 40, "a" * 40
+    )  # fmt: skip
+    assert checkout.handed.bundle == recorded["bundle"]
+
+
+def test_r63_a_phase_spec_without_repositories_has_none() -> None:
+    assert phase_status.phase_spec(SPEC, execution_name="demo", index=0).repositories is None
+    assert plan([]).status.repositories is None

@@ -10,7 +10,17 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from agentjobs.contract.phase import phase_status
-from agentjobs.models.contract import PhaseStatus, Report, ReportState
+from agentjobs.contract.repositories.git_errors import GitFailure, GitFault
+from agentjobs.contract.repositories.push import UnpushedWork
+from agentjobs.models.contract import (
+    PhaseStatus,
+    Report,
+    ReportState,
+    TaskOutcome,
+    TaskOutcomeSource,
+    TaskOutcomeStatus,
+)
+from agentjobs.models.repositories import RepositoryStatus
 from agentjobs.models.resources import LogProgress, PhaseResourceStatus, RunCheckpoint
 from agentjobs.models.retry import AttemptRecord
 
@@ -72,3 +82,23 @@ def test_an_attempt_not_retried_is_recorded_once_however_often_it_is_written() -
     twice = phase_status.not_retried(once, record)
     assert once.attempts == twice.attempts == [record]
     assert once.status is PhaseStatus.FAILED
+
+
+def test_r64_a_push_that_did_not_land_keeps_the_status_and_makes_the_success_partial() -> None:
+    success = TaskOutcome(
+        status=TaskOutcomeStatus.SUCCESS,
+        source=TaskOutcomeSource.AGENT,
+        summary="Done.",
+        terminal_reason="finish_action",
+        reported_at=datetime(2026, 12, 4, tzinfo=UTC),
+    )
+    finished = PhaseResourceStatus(status=PhaseStatus.COMPLETED, task_outcome=success)
+    entry = RepositoryStatus(name="service", url="https://g/s.git", pushed=False)
+    refused = UnpushedWork("service", "main", GitFailure(GitFault.PERMISSION, "GH006: no"))
+    told = phase_status.with_repositories(finished, [entry], [refused])
+    assert (told.status, told.repositories) == (PhaseStatus.COMPLETED, [entry])
+    assert told.task_outcome is not None
+    assert told.task_outcome.status is TaskOutcomeStatus.PARTIAL_SUCCESS
+    assert [b.type for b in told.task_outcome.blockers] == ["permission"]
+    landed = phase_status.with_repositories(finished, [entry], [])
+    assert landed.task_outcome == success

@@ -429,3 +429,33 @@ def test_r61_the_status_says_what_stands_in_the_way_and_until_when() -> None:
     assert message.startswith("p-a1 has not started: the harvester container failed once")
     assert message.endswith("(the phase fails at 09:05:00 UTC unless it starts)")
     assert pod_start.waiting_message("p-a1", Waiting(None, None)) is None
+
+
+@pytest.mark.parametrize(
+    ("code", "kind", "named"),
+    [
+        (10, FailureKind.AUTH, "GitAuthenticationFailed"),
+        (11, FailureKind.AUTH, "GitPermissionDenied"),
+        (12, FailureKind.CONFIG, "GitNotFound"),
+        (13, FailureKind.TRANSIENT, "GitUnreachable"),
+        (14, FailureKind.CONFIG, "GitCheckoutFailed"),
+    ],
+)
+def test_r63_a_checkout_the_fetcher_could_not_make_ends_the_phase_now_in_gits_words(
+    code: int, kind: FailureKind, named: str
+) -> None:
+    said = "could not check out service: remote: Repository not found."
+    ended = {"exitCode": code, "reason": "Error", "message": said}
+    subject = pod(INITIALIZING, status("fetch-inputs", {"terminated": ended}))
+    decided = pod_start.decide(subject, "agent", now=EARLY, timeout=TIMEOUT)
+    assert decided == SystemFailure(kind=kind, code=named, message=said)
+
+
+def test_r63_the_checkout_codes_are_read_only_from_the_fetcher() -> None:
+    ended = {"exitCode": 10, "reason": "Error", "message": "something else"}
+    other = {"name": "setup"}
+    subject = pod(INITIALIZING, status("setup", {"terminated": ended}))
+    subject["spec"]["initContainers"].append(other)
+    decided = pod_start.decide(subject, "agent", now=EARLY, timeout=TIMEOUT)
+    assert isinstance(decided, SystemFailure)
+    assert (decided.kind, decided.code) == (FailureKind.CRASH, pod_start.INIT_FAILED)

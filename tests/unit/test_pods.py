@@ -10,10 +10,12 @@ credentials only by Secret reference; deterministic names that fit in a label.
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 from agentjobs.kube import naming, pod_security, pods
 from agentjobs.models.output import HarvestLimits
+from agentjobs.models.repositories import PhaseRepository
 from agentjobs.models.resources import PhaseSpec
 from agentjobs.models.storage import HandoffRef
 
@@ -237,3 +239,57 @@ def test_a_phase_overrides_single_fields_of_the_hardening_but_not_for_the_sideca
     assert agent(manifest)["securityContext"]["capabilities"] == {"drop": ["ALL"]}
     harvester = manifest["spec"]["initContainers"][0]
     assert harvester["securityContext"]["readOnlyRootFilesystem"] is True
+
+
+REPOSITORIES = (
+    PhaseRepository(
+        name="service", url="https://g.example/s.git", branch="agentjobs/demo",
+        credentials_secret="git-service",
+    ),
+    PhaseRepository(
+        name="docs", url="https://g.example/d.git", branch="agentjobs/demo",
+        credentials_secret="git-docs", agent_credentials=True,
+    ),
+    PhaseRepository(name="public", url="https://g.example/p.git", branch="agentjobs/demo"),
+)  # fmt: skip
+
+
+def test_r63_repository_credentials_reach_the_agent_only_where_agent_credentials_says() -> None:
+    manifest = pod(spec(), dataclasses.replace(SIDECARS, repositories=REPOSITORIES))
+    volumes = {v["name"]: v for v in manifest["spec"]["volumes"]}
+    secrets = {v["secret"]["secretName"]: name for name, v in volumes.items() if "secret" in v}
+    assert sorted(secrets) == ["git-docs", "git-service"]
+
+    def mounted(container: dict[str, Any]) -> dict[str, str]:
+        by_volume = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+        return {secret: by_volume[v] for secret, v in secrets.items() if v in by_volume}
+
+    init = {c["name"]: c for c in manifest["spec"]["initContainers"]}
+    expected = {
+        "git-service": "/var/run/agentjobs/git/service",
+        "git-docs": "/var/run/agentjobs/git/docs",
+    }
+    assert mounted(init["fetch-inputs"]) == mounted(init["harvester"]) == expected
+    assert mounted(agent(manifest)) == {"git-docs": "/var/run/agentjobs/git/docs"}
+    # Where each checkout started is ours: the agent does not mount it.
+    agent_volumes = {m["name"] for m in agent(manifest)["volumeMounts"]}
+    assert "checkouts" not in agent_volumes
+    assert "checkouts" in {m["name"] for m in init["harvester"]["volumeMounts"]}
+    assert not any("git" in str(e).lower() for e in agent(manifest)["env"])
+
+
+def test_r63_the_fetcher_is_handed_the_repositories_and_checks_them_out_in_python() -> None:
+    sidecars = dataclasses.replace(SIDECARS, inputs=None, repositories=REPOSITORIES[:1])
+    fetcher = next(
+        c for c in pod(spec(), sidecars)["spec"]["initContainers"] if c["name"] == "fetch-inputs"
+    )
+    arguments = fetcher["args"]
+    listed = json.loads(arguments[arguments.index("--repositories") + 1])
+    assert [PhaseRepository.model_validate(r) for r in listed] == list(REPOSITORIES[:1])
+    assert "command" not in fetcher
+
+
+def test_r63_without_repositories_nothing_of_them_is_in_the_pod() -> None:
+    manifest = pod(spec(), SIDECARS)
+    names = {v["name"] for v in manifest["spec"]["volumes"]}
+    assert "checkouts" not in names and not any(n.startswith("git-") for n in names)

@@ -73,6 +73,9 @@ def test_the_status_entry_round_trips_in_camel_case() -> None:
         "pushError": "GH006: Protected branch update failed",
         "workflowChangesQuarantined": True,
         "uncommittedChanges": False,
+        "bundle": "s3://agentjobs/x/work/service/work.bundle",
+        "bundleSha256": "c" * 64,
+        "bundleBase": "a" * 40,
     }
     entry = RepositoryStatus.model_validate(wire)
     assert entry.model_dump(mode="json", by_alias=True) == wire

@@ -30,6 +30,7 @@ from agentjobs.contract.execution import execution_plan, resume
 from agentjobs.contract.execution.execution_plan import ChildPhase
 from agentjobs.contract.phase import phase_status
 from agentjobs.models.contract import SystemFailure
+from agentjobs.models.repositories import RepositoryStatus
 from agentjobs.models.resources import (
     ExecutionResourceStatus,
     ExecutionSpec,
@@ -338,3 +339,26 @@ def test_an_inherited_phase_is_never_taken_for_one_deleted_from_outside() -> Non
 def test_the_cli_wants_namespace_and_name(capsys: pytest.CaptureFixture[str]) -> None:
     assert agentjobs(["resume", "notes"]) == 2
     assert capsys.readouterr().err == "agentjobs: error: give the execution as NAMESPACE/NAME\n"
+
+
+def test_r63_a_resumed_execution_starts_each_repository_where_the_parents_phases_left_it() -> None:
+    def entry(name: str, head: str) -> RepositoryStatus:
+        return RepositoryStatus(name=name, url=f"https://g/{name}.git", head_commit=head)
+
+    found = inherited(resume.inherit(SPEC, parent(), name="notes"))
+    made = resume.resumption(found, PARENT_HANDOFF, [entry("service", "b" * 40)])
+    assert made.record.repositories == [entry("service", "b" * 40)]
+    # Over what the parent inherited itself, the parent's own last phase wins.
+    middle = FAILED_AT_REVIEW.model_copy(
+        update={
+            "resumed_from": ResumedFrom(
+                name="notes", uid="u",
+                repositories=[entry("service", "a" * 40), entry("docs", "d" * 40)],
+            )
+        }
+    )  # fmt: skip
+    again = inherited(resume.inherit(SPEC, parent(middle, name="notes-r1"), name="notes-r1"))
+    made = resume.resumption(again, PARENT_HANDOFF, [entry("service", "b" * 40)])
+    assert made.record.repositories == [entry("docs", "d" * 40), entry("service", "b" * 40)]
+    nothing = inherited(resume.inherit(SPEC, parent(), name="notes"))
+    assert resume.resumption(nothing, PARENT_HANDOFF).record.repositories is None

@@ -8,7 +8,8 @@ left out whole rather than pushed empty. Merge commits are not rewritten: their 
 is refused as it is.
 
 git runs here on a repository given by its environment (``GIT_DIR``, and the object
-directories a caller chooses), writing only objects and a private index: no ref, no work tree.
+directories a caller chooses), writing only objects and a private index: no ref, and no file
+of the (empty, private) work tree it is given.
 """
 
 from __future__ import annotations
@@ -62,7 +63,11 @@ def without_workflow_changes(env: Mapping[str, str], base: str, head: str) -> st
     """The new head: the commits ``base..head`` again, their workflow changes left out."""
     commits = _git(env, "rev-list", "--reverse", "--topo-order", f"{base}..{head}").split()
     with tempfile.TemporaryDirectory(prefix="agentjobs-quarantine-") as scratch:
-        own = {**env, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        # An empty work tree of our own: update-index wants one, even on a bare repository,
+        # and no file of it is read or written.
+        empty = Path(scratch) / "work-tree"
+        empty.mkdir()
+        own = {**env, "GIT_INDEX_FILE": str(Path(scratch) / "index"), "GIT_WORK_TREE": str(empty)}
         parent = base
         for raw in commits:
             commit = raw.decode()

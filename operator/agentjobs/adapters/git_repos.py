@@ -288,6 +288,18 @@ class ShadowGit:
             "PAGER": "cat",
         }
 
+    def borrowed_environment(self) -> dict[str, str]:
+        """The environment for git run by other adapters, which pass no descriptor: the
+        agent's objects are an alternate, reached through this process's own ``/proc``
+        entry while it waits for them, and new objects (a rewritten commit) go to the
+        shadow's own objects directory, never into the agent's repository."""
+        objects = self.shadow / "objects"
+        objects.mkdir(exist_ok=True)
+        return self._environment() | {
+            "GIT_OBJECT_DIRECTORY": str(objects),
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": f"/proc/{os.getpid()}/fd/{self._objects}",
+        }
+
     def run(self, arguments: Sequence[str], *, stdin: bytes, output: Path) -> None:
         """``git <arguments>`` with its standard output written to ``output``."""
         command = [

@@ -200,6 +200,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "loopback only where a pattern names it, e.g. 'http://127.0.0.1:*/*'; link-local "
         "and metadata addresses never, in any IPv6 form)",
     )
+    parser.add_argument(
+        "--git-allow",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="a shell-style glob over a plain-http repository URL phases may clone and push "
+        "to, e.g. 'http://127.0.0.1:*/*' (repeatable; https needs none: http sends the "
+        "credentials in the clear)",
+    )
     webhooks.add_argument(
         "--webhook-secret-name",
         metavar="NAME",
@@ -343,6 +352,7 @@ def run(args: argparse.Namespace) -> int:
         credentials=credentials_endpoint(args),
         allowed_buckets=tuple(args.allowed_bucket),
         webhook_allow=tuple(args.webhook_allow),
+        git_allow=tuple(args.git_allow),
         webhook_secret_name=args.webhook_secret_name,
         webhook_backoff_seconds=args.webhook_backoff_seconds,
         default_ttl=args.ttl_seconds_after_finished,

@@ -11,14 +11,23 @@ Kubernetes API by default.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentjobs.kube import agent_timeout, in_pod, naming, pod_placement, pod_security
+from agentjobs.kube import (
+    agent_timeout,
+    in_pod,
+    naming,
+    pod_placement,
+    pod_repositories,
+    pod_security,
+)
 from agentjobs.models.contract import TranscriptFormat
 from agentjobs.models.kubernetes import ResourceRequirements, SecurityContext
 from agentjobs.models.output import DEFAULT_HARVEST_LIMITS, HarvestLimits
+from agentjobs.models.repositories import PhaseRepository
 from agentjobs.models.resources import PhaseSpec
 from agentjobs.models.storage import HandoffRef
 
@@ -96,6 +105,8 @@ class Sidecars:
     # ConfigMap's key holding the evaluation (copied into feedback/).
     previous: HandoffRef | None = None
     feedback_key: str | None = None
+    # R63: the repositories the fetcher checks out and the harvester hands on and pushes.
+    repositories: tuple[PhaseRepository, ...] = ()
 
 
 def compose_prompt(prompt: str) -> str:
@@ -203,6 +214,7 @@ def _sidecar_containers(sidecars: Sidecars, security: SecurityContext) -> list[d
     mounts = [
         {"name": WORKSPACE_VOLUME, "mountPath": in_pod.WORKSPACE},
         {"name": PROMPT_VOLUME, "mountPath": in_pod.PROMPT_DIRECTORY, "readOnly": True},
+        *pod_repositories.sidecar_mounts(sidecars.repositories),
     ]
     fetcher: dict[str, Any] = {
         "name": FETCHER_CONTAINER,
@@ -262,6 +274,12 @@ def _fetcher_arguments(sidecars: Sidecars) -> list[str]:
         arguments += ["--previous-sha256", sidecars.previous.sha256]
     if sidecars.feedback_key is not None:
         arguments += ["--feedback", f"{in_pod.PROMPT_DIRECTORY}/{sidecars.feedback_key}"]
+    if sidecars.repositories:
+        listed = [
+            r.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for r in sidecars.repositories
+        ]
+        arguments += ["--repositories", json.dumps(listed, separators=(",", ":"))]
     return arguments
 
 
@@ -317,6 +335,7 @@ def phase_pod(
             # Writable scratch space under a read-only root filesystem.
             {"name": TMP_VOLUME, "mountPath": "/tmp"},
             {"name": pod_placement.HOME_VOLUME, "mountPath": pod_placement.HOME_PATH},
+            *pod_repositories.agent_mounts(sidecars.repositories if sidecars else ()),
         ],
         "securityContext": pod_security.as_json(
             pod_security.merged(security.container, spec.security_context)
@@ -355,6 +374,8 @@ def phase_pod(
     if sidecars is not None:
         pod_spec["initContainers"] = _sidecar_containers(sidecars, security.container)
         pod_spec["volumes"].append({"name": HARVESTER_TMP_VOLUME, "emptyDir": {}})
+        if sidecars.repositories:
+            pod_spec["volumes"] += pod_repositories.volumes(sidecars.repositories)
         pod_spec["terminationGracePeriodSeconds"] = STORAGE_GRACE_SECONDS
     if spec.timeout_seconds is not None:
         # Not activeDeadlineSeconds: it would give the agent the harvester's long grace.

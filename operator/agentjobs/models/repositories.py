@@ -131,6 +131,31 @@ Repositories = Annotated[
 ]
 
 
+class HandedWork(KubernetesModel):
+    """The work an earlier phase left on a repository's work branch: its last commit, the
+    commit on the remote it builds on (``since``), and the git bundle of the commits between
+    (None when there are none), stored with that phase's attempt."""
+
+    commit: str
+    since: str
+    bundle: str | None = None  # s3://bucket/key
+    bundle_sha256: str | None = None
+
+
+class PhaseRepository(KubernetesModel):
+    """One repository as a Phase checks it out (R63): the Execution's spec resolved for it."""
+
+    name: str
+    url: str
+    ref: str | None = None
+    depth: int | None = None
+    branch: str
+    push: bool = False
+    credentials_secret: str | None = None
+    agent_credentials: bool = False
+    handed: HandedWork | None = None
+
+
 class RepositoryStatus(ContractModel):
     """What a phase (or, in an Execution's status, its latest phase) did with one repository."""
 
@@ -145,3 +170,7 @@ class RepositoryStatus(ContractModel):
     push_error: str | None = None  # the server's own words
     workflow_changes_quarantined: bool = False
     uncommitted_changes: bool = False
+    # Where the next phase starts from when these commits are not all on the remote.
+    bundle: str | None = None
+    bundle_sha256: str | None = None
+    bundle_base: str | None = None

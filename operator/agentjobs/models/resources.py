@@ -42,6 +42,7 @@ from agentjobs.models.kubernetes import (
 from agentjobs.models.notifications import MAX_TARGETS, NotificationRecord, NotifyTarget
 from agentjobs.models.repositories import (
     MAX_REPOSITORIES,
+    PhaseRepository,
     Repositories,
     RepositoryName,
     RepositoryStatus,
@@ -246,6 +247,8 @@ class PhaseSpec(PhaseSettings):
     artifacts: ArtifactStorage | None = None
     # R35: the previous phase's artifacts, by the manifest that lists them all.
     inputs: HandoffRef | None = None
+    # R63: the repositories checked out before the agent starts, and from which commit.
+    repositories: list[PhaseRepository] | None = Field(default=None, max_length=MAX_REPOSITORIES)
 
 
 class Condition(ContractModel):
@@ -373,6 +376,8 @@ class ResumedFrom(ContractModel):
     name: str
     uid: str
     handoff: HandoffRef | None = None
+    # R63: where the parent's completed phases left each repository.
+    repositories: list[RepositoryStatus] | None = None
 
 
 class ExecutionResourceStatus(ContractModel):

@@ -61,6 +61,30 @@ class RepositoryRecord(ContractModel):
     skipped: str | None = None
 
 
+class CheckoutRecord(ContractModel):
+    """A repository the phase checked out (R63, R64), as the harvester's last sync left it:
+    where the checkout started (``base``; ``since``: the remote's commit the work builds
+    on), where the work branch ended (``head``), the bundle of the commits since ``since``,
+    and the push (``pushed`` None: not asked for; ``push_fault`` and ``push_error``: why it
+    did not land, in the server's words)."""
+
+    name: str
+    base_ref: str
+    base_commit: str
+    since: str
+    branch: str
+    head: str | None = None
+    commits: int = 0
+    bundle: StoredPatch | None = None
+    pushed: bool | None = None
+    push_fault: str | None = None
+    push_error: str | None = None
+    workflow_changes_quarantined: bool = False
+    uncommitted_changes: bool = False
+    uncommitted_patch: StoredPatch | None = None
+    skipped: str | None = None
+
+
 class ArtifactManifest(ContractModel):
     """``manifest.json``: written after every sync; ``final`` once the last sync succeeded,
     and only the final one records the repositories (``work``). ``failure`` says why the
@@ -71,6 +95,7 @@ class ArtifactManifest(ContractModel):
     failure: str | None = None
     entries: list[ManifestEntry] = []
     work: list[RepositoryRecord] = []
+    checkouts: list[CheckoutRecord] = []
 
 
 class InputArtifact(ContractModel):

@@ -78,6 +78,9 @@ class OperatorConfig:
     # R49: URL patterns (--webhook-allow) the operator may call, and the one Secret name per
     # namespace it reads signing keys from (None: webhooks are off, every notify refused).
     webhook_allow: tuple[str, ...] = ()
+    # R63: shell-style globs of the plain-http repository URLs a phase may clone (https
+    # always may): http sends the credentials in the clear.
+    git_allow: tuple[str, ...] = ()
     webhook_secret_name: str | None = None
     # R51: the wait after a webhook's first failed attempt, doubled after each next one.
     webhook_backoff_seconds: float = 10.0

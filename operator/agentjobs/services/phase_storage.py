@@ -199,3 +199,9 @@ def stored_work(
         )
         for path, patch in unpushed_work.stored_patches(work)
     }
+
+
+def bundle_url(bucket: str | None, root: str | None, repository: str) -> str:
+    """Where the harvester stores a checked-out repository's bundle of work (R63)."""
+    path = unpushed_work.patch_path(repository, unpushed_work.WORK_BUNDLE)
+    return ObjectLocation(bucket or "", object_layout.work_key(root or "", path)).url

@@ -40,12 +40,13 @@ from agentjobs.kube import in_pod
 from agentjobs.models.output import DEFAULT_HARVEST_LIMITS, HarvestLimits, OutputEntry
 from agentjobs.models.storage import (
     ArtifactManifest,
+    CheckoutRecord,
     ObjectLocation,
     RepositoryRecord,
     StoredPatch,
 )
 from agentjobs.runtime import backoff
-from agentjobs.sidecars import work_scan
+from agentjobs.sidecars import work_handoff, work_scan
 
 logger = logging.getLogger("agentjobs.harvester")
 PARALLEL_UPLOADS = 4
@@ -66,12 +67,17 @@ class Harvester:
         limits: HarvestLimits = DEFAULT_HARVEST_LIMITS,
         workspace: Path = Path(in_pod.WORKSPACE),
         work_limits: unpushed_work.WorkLimits = unpushed_work.DEFAULT_LIMITS,
+        checkouts_file: Path = Path(in_pod.CHECKOUTS_FILE),
+        credentials_root: Path = Path(in_pod.GIT_CREDENTIALS),
     ) -> None:
         self._store = store
         self._directory = directory
         self._workspace = workspace
         self._work_limits = work_limits
         self._work: list[RepositoryRecord] | None = None
+        self._checkouts_file = checkouts_file
+        self._credentials_root = credentials_root
+        self._checkouts: list[CheckoutRecord] | None = None
         self._bucket = bucket
         self._root = attempt_root
         self._limits = limits
@@ -175,6 +181,20 @@ class Harvester:
             self._work = records
         return self._work
 
+    def _handed_off(self) -> list[CheckoutRecord]:
+        """R63, R64, once per harvester: each checkout's bundle stored and its push made."""
+        if self._checkouts is None:
+            with tempfile.TemporaryDirectory(prefix="agentjobs-handoff-") as scratch:
+                self._checkouts = work_handoff.hand_off(
+                    self._checkouts_file,
+                    workspace=self._workspace,
+                    scratch=Path(scratch),
+                    credentials_root=self._credentials_root,
+                    limits=self._work_limits,
+                    store=self._store_patch,
+                )
+        return self._checkouts
+
     def _with_work(self, manifest: ArtifactManifest) -> ArtifactManifest:
         try:
             work = self._stored_work()
@@ -184,7 +204,14 @@ class Harvester:
             # Unpushed work is saved at best: a bug here must not cost the output (R28).
             logger.exception("looking for unpushed work failed; the output is stored without it")
             work = []
-        return manifest.model_copy(update={"work": work})
+        try:
+            checkouts = self._handed_off()
+        except StorageError:
+            raise
+        except Exception:
+            logger.exception("handing the repositories' work on failed; stored without it")
+            checkouts = []
+        return manifest.model_copy(update={"work": work, "checkouts": checkouts})
 
     def _write_manifest(self, manifest: ArtifactManifest, *, final: bool) -> None:
         if final:

@@ -43,7 +43,7 @@ class FoundWork:
     workflow: Path | None = None
 
 
-def _resolve(git_dir: git_repos.GitDirectory, ref: str, packed: dict[str, str], cap: int) -> str:
+def resolve(git_dir: git_repos.GitDirectory, ref: str, packed: dict[str, str], cap: int) -> str:
     loose = git_dir.read(ref, max_bytes=cap)
     if loose is not None:
         return unpushed_work.parse_loose_ref(loose)
@@ -119,13 +119,13 @@ def _save(
             commit = head.commit
         else:
             try:
-                commit = _resolve(git_dir, f"refs/heads/{head.branch}", packed, cap)
+                commit = resolve(git_dir, f"refs/heads/{head.branch}", packed, cap)
             except BadRepository:
                 return FoundWork(progress.record)  # a branch without a commit yet
         progress.note(head=commit)
         upstream = unpushed_work.upstream_ref(head.branch, config) if head.branch else None
         try:
-            bases = [_resolve(git_dir, upstream, packed, cap)] if upstream else []
+            bases = [resolve(git_dir, upstream, packed, cap)] if upstream else []
             progress.note(upstream=unpushed_work.short_ref(upstream) if upstream else None)
         except BadRepository:
             bases = []  # an upstream deleted on the remote and pruned here: as if none

@@ -98,19 +98,34 @@ def key_namespace(key: str) -> str | None:
 def readable_roots(spec: PhaseSpec, *, namespace: str) -> tuple[Root, ...]:
     """What a phase's sidecars may read besides their own attempt: the hand-off manifest
     its spec names and the artifacts stored beside it (not the previous attempt's
-    transcript), and only among the Executions' objects of its own namespace, so that a
-    Phase written by hand cannot name another namespace's keys. A resumed execution's
-    first phase reads its parent's (R48); the namespace is the boundary that holds, since
-    a Phase names its own Execution and prefix in its spec."""
-    if spec.inputs is None:
-        return ()
-    try:
-        bucket, root = handed_on_root(spec.inputs)
-    except UnsafeArtifactPath:
-        return ()
-    if key_namespace(root) != namespace:
-        return ()
-    return (Root(bucket, f"{root}/{HANDOFF_MANIFEST}"), Root(bucket, f"{root}/{OUTPUT_OBJECTS}"))
+    transcript), and each git bundle of work handed to it (R63), and only among the
+    Executions' objects of its own namespace, so that a Phase written by hand cannot name
+    another namespace's keys. A resumed execution's first phase reads its parent's (R48);
+    the namespace is the boundary that holds, since a Phase names its own Execution and
+    prefix in its spec."""
+    roots: list[Root] = []
+    if spec.inputs is not None:
+        try:
+            bucket, root = handed_on_root(spec.inputs)
+        except UnsafeArtifactPath:
+            pass
+        else:
+            if key_namespace(root) == namespace:
+                roots += [
+                    Root(bucket, f"{root}/{HANDOFF_MANIFEST}"),
+                    Root(bucket, f"{root}/{OUTPUT_OBJECTS}"),
+                ]
+    for repository in spec.repositories or []:
+        bundle = repository.handed.bundle if repository.handed else None
+        if bundle is None:
+            continue
+        try:
+            location = ObjectLocation.parse(bundle)
+        except ValueError:
+            continue
+        if _clean_key(location.key) and key_namespace(location.key) == namespace:
+            roots.append(Root(location.bucket, location.key))
+    return tuple(roots)
 
 
 def handoff_manifest(

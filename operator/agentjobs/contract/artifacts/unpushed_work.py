@@ -44,6 +44,7 @@ from agentjobs.models.storage import RepositoryRecord, StoredPatch
 WORK = "work"
 UNPUSHED_PATCH = "unpushed.patch"
 WORKFLOW_PATCH = "workflow-changes.patch"
+WORK_BUNDLE = "work.bundle"  # R63: a checked-out repository's commits, for the next phase
 WORKFLOW_DIRECTORY = b".github/workflows/"
 NOT_ENTERED = frozenset({"artifacts", ".git"})
 MAX_DEPTH = 2

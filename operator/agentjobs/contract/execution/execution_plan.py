@@ -27,6 +27,7 @@ from agentjobs.contract.execution import execution, resume
 from agentjobs.contract.outcome import outcome as outcome_rules
 from agentjobs.contract.outcome import status_budget
 from agentjobs.contract.phase.phase_status import is_terminal
+from agentjobs.contract.repositories import status as repository_status
 from agentjobs.kube import conditions
 from agentjobs.kube.status_patch import status_patch
 from agentjobs.models.contract import (
@@ -38,6 +39,7 @@ from agentjobs.models.contract import (
     SystemFailure,
     TaskOutcome,
 )
+from agentjobs.models.repositories import RepositoryStatus
 from agentjobs.models.resources import (
     ExecutionResourceStatus,
     ExecutionSpec,
@@ -64,6 +66,8 @@ class ExecutionPlan:
 
     create_index: int | None
     inputs: HandoffRef | None = None
+    # R63: what the phases before it recorded of each repository, in order.
+    repositories_before: list[list[RepositoryStatus]] = field(default_factory=list)
     cancel: list[str] = field(default_factory=list)
     interrupt: list[str] = field(default_factory=list)
     status: ExecutionResourceStatus = field(default_factory=ExecutionResourceStatus)
@@ -208,6 +212,10 @@ def plan_execution(
     return ExecutionPlan(
         create_index=create_index,
         inputs=inputs,
+        repositories_before=[
+            (resumed.record.repositories or []) if resumed else [],
+            *(child.status.repositories or [] for child in ordered),
+        ],
         cancel=cancel,
         interrupt=interrupt,
         status=ExecutionResourceStatus(
@@ -222,6 +230,12 @@ def plan_execution(
             outcome=next((p.outcome for p in reversed(phases) if p.outcome is not None), None),
             task_outcome=outcome,
             usage=summary.usage,
+            repositories=repository_status.latest(
+                [
+                    resumed.record.repositories if resumed else None,
+                    *(c.status.repositories for c in ordered),
+                ]
+            ),
             started_at=previous.started_at or now,
             finished_at=(previous.finished_at or now) if finished else None,
             resumed_from=resumed.record if resumed else None,

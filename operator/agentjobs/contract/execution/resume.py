@@ -29,7 +29,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentjobs.contract.phase import phase_status
+from agentjobs.contract.repositories import status as repository_status
 from agentjobs.models.contract import ExecutionStatus, FailureKind, PhaseStatus, SystemFailure
+from agentjobs.models.repositories import RepositoryStatus
 from agentjobs.models.resources import (
     ExecutionResourceStatus,
     ExecutionSpec,
@@ -151,18 +153,29 @@ def inherit(
     return Inheritance(parent=parent, phases=inherited)
 
 
-def resumption(inheritance: Inheritance, phase_handoff: HandoffRef | None) -> Resumption:
+def resumption(
+    inheritance: Inheritance,
+    phase_handoff: HandoffRef | None,
+    phase_repositories: Sequence[RepositoryStatus] | None = None,
+) -> Resumption:
     """``inheritance`` with the hand-off of its last phase: ``phase_handoff``, from the status
-    of the parent's Phase that ``handoff_phase`` names, or the one the parent inherited."""
+    of the parent's Phase that ``handoff_phase`` names, or the one the parent inherited; and
+    where the repositories stood (R63): ``phase_repositories`` from that same Phase, over
+    what the parent inherited."""
     parent = inheritance.parent
     handoff = phase_handoff
-    if inheritance.handoff_phase is None and inheritance.phases and parent.status.resumed_from:
-        handoff = parent.status.resumed_from.handoff
+    inherited = parent.status.resumed_from
+    if inheritance.handoff_phase is None and inheritance.phases and inherited:
+        handoff = inherited.handoff
+    repositories = repository_status.latest(
+        [inherited.repositories if inherited and inheritance.phases else None, phase_repositories]
+    )
     return Resumption(
         record=ResumedFrom(
             name=parent.name,
             uid=parent.uid,
             handoff=handoff if handoff is not None and handoff.count else None,
+            repositories=repositories,
         ),
         phases=inheritance.phases,
     )

@@ -10,12 +10,14 @@ from agentjobs.contract import retry
 from agentjobs.contract.outcome import phase
 from agentjobs.contract.outcome.status_budget import ARTIFACTS_LISTED
 from agentjobs.contract.reading import report_body
+from agentjobs.contract.repositories import checkout, push
 from agentjobs.contract.resolution.resolution import RunFacts
 from agentjobs.contract.text import agent_text, usage
 from agentjobs.kube import conditions, naming
 from agentjobs.kube.pods import Owner
 from agentjobs.models.contract import Artifact, PhaseStatus, Report, Usage
 from agentjobs.models.kubernetes import EnvVar
+from agentjobs.models.repositories import RepositoryStatus
 from agentjobs.models.resources import (
     API_VERSION,
     ArtifactStatus,
@@ -58,6 +60,7 @@ def phase_spec(
     execution_name: str,
     index: int,
     inputs: HandoffRef | None = None,
+    repositories_before: Sequence[Sequence[RepositoryStatus]] = (),
 ) -> PhaseSpec:
     """Phase ``index`` of ``execution`` with ``spec.defaults`` applied.
 
@@ -68,7 +71,7 @@ def phase_spec(
     """
     template = execution.phases[index]
     defaults = execution.defaults
-    fields = template.model_dump(exclude_none=True, exclude={"env", "env_from"})
+    fields = template.model_dump(exclude_none=True, exclude={"env", "env_from", "repositories"})
     if defaults is not None:
         for key, value in defaults.model_dump(exclude_none=True).items():
             if key not in ("env", "env_from"):
@@ -86,6 +89,13 @@ def phase_spec(
             "env_from": env_from or None,
             "artifacts": execution.artifacts,
             "inputs": inputs,
+            "repositories": checkout.checkouts(
+                execution.repositories,
+                template.repositories,
+                execution_name=execution_name,
+                earlier=repositories_before,
+            )
+            or None,
         }
     )
 
@@ -98,9 +108,16 @@ def phase_manifest(
     execution_uid: str,
     index: int,
     inputs: HandoffRef | None,
+    repositories_before: Sequence[Sequence[RepositoryStatus]] = (),
 ) -> dict[str, Any]:
     """The Phase at ``index`` of an Execution, owned by it, named as only it can be."""
-    phase = phase_spec(execution, execution_name=execution_name, index=index, inputs=inputs)
+    phase = phase_spec(
+        execution,
+        execution_name=execution_name,
+        index=index,
+        inputs=inputs,
+        repositories_before=repositories_before,
+    )
     owner = Owner(API_VERSION, "Execution", execution_name, execution_uid)
     return {
         "apiVersion": API_VERSION,
@@ -303,3 +320,16 @@ def finished(
             ),
         }
     )
+
+
+def with_repositories(
+    status: PhaseResourceStatus,
+    entries: Sequence[RepositoryStatus],
+    unpushed: Sequence[push.UnpushedWork],
+) -> PhaseResourceStatus:
+    """A finished phase's status with what it did with each repository (R63); a push that
+    did not land leaves the phase's status as it is and is told in its outcome (R64)."""
+    outcome = status.task_outcome
+    if outcome is not None:
+        outcome = push.after_pushes(outcome, unpushed)
+    return status.model_copy(update={"repositories": list(entries), "task_outcome": outcome})

@@ -4,7 +4,8 @@ A phase checks out the Execution's repositories, or the ones it names, each at
 ``/workspace/<name>`` on its work branch: ``push.branch``, else ``agentjobs/<execution>``.
 The first phase to check a repository out starts from ``ref`` (the remote's HEAD without
 one); every later phase starts from the commit the previous phase that checked it out ended
-on, so work moves from phase to phase whether or not it is pushed.
+on, applying the bundle of that phase's commits, so work moves from phase to phase whether
+or not it is pushed.
 
 Decisions where the issue is silent:
 
@@ -13,31 +14,24 @@ Decisions where the issue is silent:
 - A resumed Execution's work branch is its own (``agentjobs/<resumed execution>``): its
   first phase starts from the commit its parent's last completed phase recorded, so the
   parent's branch is never pushed to by two Executions.
+- ``http://`` sends the token in the clear: it is used only where one of the operator's
+  ``--git-allow`` patterns matches the URL (loopback test servers); any other is refused
+  before a pod is made, as a configuration blocker.
 """
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from agentjobs.models.repositories import Repository, RepositoryStatus
+from agentjobs.models.repositories import (
+    HandedWork,
+    PhaseRepository,
+    Repository,
+    RepositoryStatus,
+)
 
 BRANCH_PREFIX = "agentjobs/"
-
-
-@dataclass(frozen=True)
-class Checkout:
-    """One repository as a phase's checkout step gets it."""
-
-    name: str
-    url: str
-    ref: str | None  # what to fetch when nothing was handed on
-    depth: int | None
-    branch: str  # the work branch the agent finds checked out
-    handed_commit: str | None  # the commit an earlier phase ended on: the phase starts there
-    push: bool
-    credentials_secret: str | None
-    agent_credentials: bool
 
 
 def work_branch(repository: Repository, execution_name: str) -> str:
@@ -47,33 +41,59 @@ def work_branch(repository: Repository, execution_name: str) -> str:
     return f"{BRANCH_PREFIX}{execution_name}"
 
 
+def handed_work(status: RepositoryStatus) -> HandedWork | None:
+    """Where a phase's recorded work lets the next one start, if it recorded any."""
+    if status.head_commit is None:
+        return None
+    since = status.bundle_base or status.head_commit
+    return HandedWork(
+        commit=status.head_commit,
+        since=since,
+        bundle=status.bundle,
+        bundle_sha256=status.bundle_sha256,
+    )
+
+
 def checkouts(
     repositories: Sequence[Repository],
     names: Sequence[str] | None,
     *,
     execution_name: str,
     earlier: Sequence[Sequence[RepositoryStatus]],
-) -> list[Checkout]:
+) -> list[PhaseRepository]:
     """A phase's checkouts, in the Execution's order. ``names``: the phase's narrowing (None:
     every repository); ``earlier``: the repositories statuses of the phases before it, in
     order (a resumed Execution's inherited phases first)."""
-    handed: dict[str, str] = {}
+    handed: dict[str, HandedWork] = {}
     for statuses in earlier:
         for status in statuses:
-            if status.head_commit is not None:
-                handed[status.name] = status.head_commit
+            if (work := handed_work(status)) is not None:
+                handed[status.name] = work
     chosen = [r for r in repositories if names is None or r.name in names]
     return [
-        Checkout(
+        PhaseRepository(
             name=r.name,
             url=r.url,
             ref=r.ref,
             depth=r.depth,
             branch=work_branch(r, execution_name),
-            handed_commit=handed.get(r.name),
+            handed=handed.get(r.name),
             push=r.push is not None,
             credentials_secret=r.credentials_secret.name if r.credentials_secret else None,
             agent_credentials=r.agent_credentials,
         )
         for r in chosen
     ]
+
+
+def http_refusal(url: str, allowed: Sequence[str]) -> str | None:
+    """Why the operator does not use ``url``, if it does not: plain http that no
+    ``--git-allow`` pattern names."""
+    if not url.startswith("http://"):
+        return None
+    if any(fnmatch.fnmatchcase(url, pattern) for pattern in allowed):
+        return None
+    return (
+        f"{url} is plain http, which would send the credentials in the clear: use https, "
+        "or ask the operator's admin to name it with --git-allow"
+    )

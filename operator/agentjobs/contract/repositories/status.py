@@ -1,18 +1,27 @@
-"""What a phase's and an Execution's status say of each repository (issue 25).
+"""What a phase's and an Execution's status say of each repository (R66).
 
 A phase's entry puts together where its checkout started, where its work branch ended and
-what became of the push; an Execution's lists each repository once, as the last phase that
-checked it out left it (a resumed Execution's inherited phases count before its own).
+what became of the push, as the harvester's last sync recorded them; an Execution's lists
+each repository once, as the last phase that checked it out left it (a resumed Execution's
+inherited phases count before its own).
+
+Decisions where the issue is silent:
+
+- A phase whose harvester recorded nothing for a repository (its pod never ran, or its last
+  sync was lost) passes on what it was handed: the next phase starts where this one did,
+  never from an older commit.
+- A push fault the harvester names that this operator does not know is read as ``other``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agentjobs.contract.repositories.checkout import Checkout
-from agentjobs.contract.repositories.git_errors import GitFailure
-from agentjobs.models.repositories import RepositoryStatus
+from agentjobs.contract.repositories.git_errors import GitFailure, GitFault
+from agentjobs.contract.repositories.push import UnpushedWork
+from agentjobs.models.repositories import PhaseRepository, RepositoryStatus
+from agentjobs.models.storage import CheckoutRecord
 
 
 @dataclass(frozen=True)
@@ -24,29 +33,69 @@ class PushResult:
 
 
 def phase_entry(
-    checkout: Checkout,
-    *,
-    base_ref: str,
-    base_commit: str,
-    head_commit: str,
-    commits: int,
-    uncommitted_changes: bool,
-    push: PushResult | None,
+    checkout: PhaseRepository, record: CheckoutRecord | None, *, bundle_url: str | None
 ) -> RepositoryStatus:
-    """One repository's entry in a phase's status; ``push`` None when pushing is off."""
-    return RepositoryStatus(
-        name=checkout.name,
-        url=checkout.url,
-        base_ref=base_ref,
-        base_commit=base_commit,
-        branch=checkout.branch,
-        head_commit=head_commit,
-        commits=commits,
-        pushed=None if push is None else push.failure is None,
-        push_error=push.failure.message if push is not None and push.failure else None,
-        workflow_changes_quarantined=bool(push and push.workflow_changes_quarantined),
-        uncommitted_changes=uncommitted_changes,
+    """One repository's entry in a phase's status; ``bundle_url`` where the record's bundle
+    is stored."""
+    handed = checkout.handed
+    entry = RepositoryStatus(name=checkout.name, url=checkout.url, branch=checkout.branch)
+    if record is None or record.head is None:
+        if handed is None:
+            return entry
+        return entry.model_copy(
+            update={
+                "head_commit": handed.commit,
+                "bundle": handed.bundle,
+                "bundle_sha256": handed.bundle_sha256,
+                "bundle_base": handed.since,
+            }
+        )
+    return entry.model_copy(
+        update={
+            "base_ref": record.base_ref,
+            "base_commit": record.base_commit,
+            "head_commit": record.head,
+            "commits": record.commits,
+            "pushed": record.pushed,
+            "push_error": record.push_error,
+            "workflow_changes_quarantined": record.workflow_changes_quarantined,
+            "uncommitted_changes": record.uncommitted_changes,
+            "bundle": bundle_url if record.bundle is not None else None,
+            "bundle_sha256": record.bundle.sha256 if record.bundle is not None else None,
+            "bundle_base": record.since,
+        }
     )
+
+
+def unpushed(checkout: PhaseRepository, record: CheckoutRecord | None) -> UnpushedWork | None:
+    """R64: the repository's push, when one was made and did not land."""
+    if record is None or record.pushed is not False:
+        return None
+    try:
+        fault = GitFault(record.push_fault or GitFault.OTHER)
+    except ValueError:
+        fault = GitFault.OTHER
+    message = record.push_error or "the push did not land"
+    return UnpushedWork(checkout.name, checkout.branch, GitFailure(fault, message))
+
+
+def phase_repositories(
+    checkouts: Sequence[PhaseRepository],
+    records: Sequence[CheckoutRecord],
+    bundle_url: Callable[[str], str],
+) -> tuple[list[RepositoryStatus], list[UnpushedWork]]:
+    """Each checkout's entry in the phase's status, and the pushes that did not land (R64).
+    ``bundle_url`` gives where a repository's bundle is stored, by its name. A record of a
+    repository the phase did not check out (the harvester runs in the agent's pod) is
+    ignored."""
+    by_name = {record.name: record for record in records}
+    entries, unlanded = [], []
+    for checkout in checkouts:
+        record = by_name.get(checkout.name)
+        entries.append(phase_entry(checkout, record, bundle_url=bundle_url(checkout.name)))
+        if (work := unpushed(checkout, record)) is not None:
+            unlanded.append(work)
+    return entries, unlanded
 
 
 def latest(phases: Sequence[Sequence[RepositoryStatus] | None]) -> list[RepositoryStatus] | None:

@@ -27,6 +27,10 @@ passed since the pod was created, when something outside the pod still may:
 - A regular init container that exited non-zero: now; a pod that never restarts does not
   run it again. Kinds as above.
 - ``Unschedulable``: at the timeout (an autoscaler may add a node); quota.
+- The input fetcher exiting with one of the checkout's codes (R63): now, with the git
+  server's words it left as its termination message; refused credentials are auth, a
+  missing repository or ref config, a server still unreachable after the fetcher's own
+  retries transient, anything else git said config.
 
 A slow start with no trouble (``ContainerCreating`` during a long pull,
 ``PodInitializing`` while inputs download) is left to run, however long it takes. The
@@ -42,8 +46,9 @@ from enum import Enum
 from typing import Any
 
 from agentjobs.contract.text import agent_text
-from agentjobs.kube import pod_state
+from agentjobs.kube import in_pod, pod_state
 from agentjobs.kube.pod_state import Stage
+from agentjobs.kube.pods import FETCHER_CONTAINER
 from agentjobs.models.contract import FailureKind, SystemFailure
 
 # The kubelet keeps a log-tail termination message within 2 KiB; a file's may be 4 KiB.
@@ -57,6 +62,17 @@ UNSCHEDULABLE = "Unschedulable"
 _PULL_ERRORS = frozenset({"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull"})
 _INVALID_IMAGE = "InvalidImageName"
 _CONFIG_ERRORS = frozenset({"CreateContainerConfigError", "CreateContainerError"})
+# R63: why the fetcher could not check a repository out, by its exit code.
+_CHECKOUT_FAILURES = {
+    in_pod.CHECKOUT_EXIT_CODES[fault]: (kind, code)
+    for fault, kind, code in (
+        ("auth", FailureKind.AUTH, "GitAuthenticationFailed"),
+        ("permission", FailureKind.AUTH, "GitPermissionDenied"),
+        ("not_found", FailureKind.CONFIG, "GitNotFound"),
+        ("network", FailureKind.TRANSIENT, "GitUnreachable"),
+        ("other", FailureKind.CONFIG, "GitCheckoutFailed"),
+    )
+}
 _START_ERRORS = frozenset({"StartError", "ContainerCannotRun", "RunContainerError"})
 _AUTH_WORDS = ("unauthorized", "authentication", "denied", "forbidden", "401", "403")
 # How the kubelet words a runAsNonRoot check against the image's user.
@@ -212,6 +228,10 @@ def _trouble(status: dict[str, Any], main: str, *, restarted: bool, init: bool) 
         message = f"the {name} container failed {times} before the {main} started, {_exit(cause)}"
         return Trouble(name, code, message, _exit_kind(cause), ends)
     if init and not restarted and _failed(ended):
+        checkout = _CHECKOUT_FAILURES.get(int(ended.get("exitCode") or 0))
+        if name == FETCHER_CONTAINER and checkout is not None:
+            said = _words(ended.get("message") or "the checkout failed")
+            return Trouble(name, checkout[1], said, checkout[0], Ends.NOW)
         message = f"the {name} container failed before the {main} started, {_exit(ended)}"
         return Trouble(name, INIT_FAILED, message, _exit_kind(ended), Ends.NOW)
     return None

@@ -33,7 +33,6 @@ from agentjobs.models.resources import (
     PhaseResourceStatus,
     PhaseSpec,
 )
-from agentjobs.models.storage import HandoffRef
 from agentjobs.runtime import backoff, errors, events
 from agentjobs.runtime.errors import RetryLater, StatusTooLarge, log_retry
 from agentjobs.runtime.observed import Observed
@@ -204,7 +203,7 @@ class ExecutionReconciler:
         )
         status = plan.status
         if plan.create_index is not None:
-            created = await self._create_phase(body, spec, plan.create_index, plan.inputs)
+            created = await self._create_phase(body, spec, plan)
             if created is True:
                 # The new Phase's own event reconciles again at once, and writes the status
                 # with it in; written now as well, the status would be written twice.
@@ -310,7 +309,7 @@ class ExecutionReconciler:
             resource_name = naming.phase_resource(name, index, phase_name)
             return resume.handoff_gone(inheritance.parent, resource_name)
         status = PhaseResourceStatus.model_validate(phase.get("status") or {})
-        return resume.resumption(inheritance, status.handoff)
+        return resume.resumption(inheritance, status.handoff, status.repositories)
 
     async def _apply_retention(self, body: dict[str, Any], spec: ExecutionSpec) -> bool:
         """``artifactRetention: Delete`` holds a finalizer that removes the execution's objects
@@ -355,12 +354,12 @@ class ExecutionReconciler:
         self,
         body: dict[str, Any],
         spec: ExecutionSpec,
-        index: int,
-        inputs: HandoffRef | None,
+        plan: execution_plan.ExecutionPlan,
     ) -> bool | SystemFailure:
-        """Create the Phase at ``index``; False when it is there already (created by an
+        """Create the Phase at ``plan.create_index``; False when it is there already (created by an
         earlier reconcile, its event still to come); the execution's failure when the API
         server refuses it for good."""
+        assert plan.create_index is not None
         meta = body["metadata"]
         namespace = meta["namespace"]
         manifest = phase_status.phase_manifest(
@@ -368,8 +367,9 @@ class ExecutionReconciler:
             namespace=namespace,
             execution_name=meta["name"],
             execution_uid=meta["uid"],
-            index=index,
-            inputs=inputs,
+            index=plan.create_index,
+            inputs=plan.inputs,
+            repositories_before=plan.repositories_before,
         )
         resource_name = manifest["metadata"]["name"]
         try:

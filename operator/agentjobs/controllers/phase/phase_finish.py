@@ -17,31 +17,32 @@ from agentjobs.contract.artifacts.artifact_rule import RecoveryContext
 from agentjobs.contract.outcome import phase
 from agentjobs.contract.phase import phase_status
 from agentjobs.contract.reading.transcript_reader import ReaderVerdict
+from agentjobs.contract.repositories import status as repository_status
 from agentjobs.contract.resolution import resolution
 from agentjobs.controllers.phase.phase_context import Attempt, PhaseContext
 from agentjobs.controllers.phase.phase_pod import delete_finished_pods, delete_secret
 from agentjobs.models.output import OutputEntry
 from agentjobs.models.resources import PhaseResourceStatus
-from agentjobs.models.storage import RepositoryRecord
-from agentjobs.services.phase_storage import StoredObject, stored_files, stored_work
+from agentjobs.models.storage import ArtifactManifest, CheckoutRecord, RepositoryRecord
+from agentjobs.services.phase_storage import (
+    StoredObject,
+    bundle_url,
+    stored_files,
+    stored_work,
+)
 
 logger = logging.getLogger(__name__)
 
 
-async def _collect(
-    ctx: PhaseContext, attempt: Attempt
-) -> tuple[list[OutputEntry], dict[str, StoredObject], bool, list[RepositoryRecord], str | None]:
-    """The output listing the harvester recorded, where it stored each file, whether its
-    last sync finished, the git repositories it found (R52) and why it gave up, if it did."""
+async def _collect(ctx: PhaseContext, attempt: Attempt) -> ArtifactManifest | None:
+    """The manifest the harvester wrote: the output listing, whether its last sync finished,
+    the git repositories it found (R52) and checked out (R63), and why it gave up, if it
+    did."""
     assert ctx.storage is not None and attempt.bucket is not None and attempt.root is not None
     manifest = await ctx.storage.manifest(attempt.bucket, attempt.root, ctx.report_waiting)
-    if manifest is None:
-        return [], {}, False, [], None
-    stored = stored_files(attempt.bucket, attempt.root, manifest)
-    if manifest.final:
+    if manifest is not None and manifest.final:
         metrics.harvest_bytes.inc(sum(e.size for e in manifest.entries if e.uploaded))
-    complete = manifest.final and manifest.failure is None
-    return harvest.listing(manifest), stored, complete, manifest.work, manifest.failure
+    return manifest
 
 
 async def write_final(ctx: PhaseContext, attempt: Attempt, status: PhaseResourceStatus) -> None:
@@ -78,11 +79,19 @@ async def conclude(
     stored: dict[str, StoredObject] = {}
     complete = True
     work: list[RepositoryRecord] = []
+    checkouts: list[CheckoutRecord] = []
     failure: str | None = None
-    if ctx.storage is not None:
-        ran = ctx.status.pod_name is not None
-        collected = await _collect(ctx, attempt) if ran else ([], {}, True, [], None)
-        output, stored, complete, work, failure = collected
+    if ctx.storage is not None and ctx.status.pod_name is not None:
+        manifest = await _collect(ctx, attempt)
+        output, complete = [], False
+        if manifest is not None:
+            assert attempt.bucket is not None and attempt.root is not None
+            output = harvest.listing(manifest)
+            stored = stored_files(attempt.bucket, attempt.root, manifest)
+            complete = manifest.final and manifest.failure is None
+            work, checkouts, failure = manifest.work, manifest.checkouts, manifest.failure
+    elif ctx.storage is not None:
+        output = []
     now = datetime.now(UTC)
     result = phase.resolve_phase(
         report=verdict.report,
@@ -114,13 +123,13 @@ async def conclude(
         stored |= await ctx.storage.store_recovered(
             attempt.bucket, attempt.root or "", result.artifacts.artifacts, ctx.report_waiting
         )
-        manifest = handoff.handoff_manifest(
+        listed = handoff.handoff_manifest(
             result.artifacts.artifacts, {path: (s.url, s.sha256) for path, s in stored.items()}
         )
         handed_on = await ctx.storage.store_handoff(
-            attempt.bucket, attempt.root or "", manifest, ctx.report_waiting
+            attempt.bucket, attempt.root or "", listed, ctx.report_waiting
         )
-    return phase_status.finished(
+    finished = phase_status.finished(
         ctx.status,
         verdict=verdict,
         run=run,
@@ -134,3 +143,11 @@ async def conclude(
         now=now,
         handoff=handed_on,
     )
+    if not ctx.spec.repositories:
+        return finished
+    entries, unpushed = repository_status.phase_repositories(
+        ctx.spec.repositories,
+        checkouts,
+        lambda name: bundle_url(attempt.bucket, attempt.root, name),
+    )
+    return phase_status.with_repositories(finished, entries, unpushed)

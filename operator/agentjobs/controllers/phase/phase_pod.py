@@ -17,6 +17,7 @@ from agentjobs.adapters import paths
 from agentjobs.adapters.kube import ApiError, JsonObject, Kube
 from agentjobs.contract.artifacts import bucket_policy, credentials, handoff
 from agentjobs.contract.grading.revision import Revision
+from agentjobs.contract.repositories import checkout
 from agentjobs.controllers.phase.phase_context import Attempt, PhaseContext
 from agentjobs.kube import admission, naming, ownership, pods
 from agentjobs.models.contract import FailureKind, SystemFailure
@@ -27,6 +28,8 @@ from agentjobs.runtime import backoff
 from agentjobs.runtime.errors import RetryLater, log_retry
 
 logger = logging.getLogger(__name__)
+REPOSITORIES_NEED_STORAGE = "RepositoriesNeedStorage"
+PLAIN_HTTP = "PlainHttpRepository"
 # A phase without timeoutSeconds may run this long before its token expires.
 TOKEN_SECONDS_WITHOUT_TIMEOUT = 30 * 24 * 3600
 
@@ -70,11 +73,16 @@ async def create_pod(
         prompt, failure = await _referenced_prompt(ctx)
         if failure is not None:
             return failure
+    refused = _repositories_refused(ctx)
+    if refused is not None:
+        return refused
     sidecars = await _prepare_storage(
         ctx, attempt, owner, previous=revision.previous if revision else None
     )
     if isinstance(sidecars, SystemFailure):
         return sidecars
+    if sidecars is not None and spec.repositories:
+        sidecars = dataclasses.replace(sidecars, repositories=tuple(spec.repositories))
     config_map_name = None
     files = None
     if revision is not None:
@@ -105,6 +113,25 @@ async def create_pod(
         config_map_name=config_map_name,
     )
     return await _create_all(ctx, config_map, pod)
+
+
+def _repositories_refused(ctx: PhaseContext) -> SystemFailure | None:
+    """R63: why the phase's repositories cannot be checked out at all, if they cannot: the
+    checkout, the hand-off and the push all go through the attempt's storage, and plain
+    http only where the operator allows it."""
+    repositories = ctx.spec.repositories or []
+    if repositories and ctx.storage is None:
+        return SystemFailure(
+            kind=FailureKind.CONFIG,
+            code=REPOSITORIES_NEED_STORAGE,
+            message="spec.repositories needs artifact storage, and the operator has none "
+            "configured: the work is handed from phase to phase through it",
+        )
+    for repository in repositories:
+        refusal = checkout.http_refusal(repository.url, ctx.config.git_allow)
+        if refusal is not None:
+            return SystemFailure(kind=FailureKind.CONFIG, code=PLAIN_HTTP, message=refusal)
+    return None
 
 
 async def create_grader_pod(
