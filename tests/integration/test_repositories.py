@@ -215,6 +215,23 @@ def test_a_refused_push_completes_the_phase_as_a_partial_success(
     assert [b["type"] for b in outcome["blockers"]] == ["permission"]
     assert refusal in outcome["blockers"][0]["message"]
     assert git_server.commits("service", "main") == ["The repository's first commit"]
+    artifacts = [a["path"] for a in phase_status(kubectl, namespace, "guarded-0-one")["artifacts"]]
+    assert "work/service/unpushed.patch" in artifacts
+
+
+def test_a_failed_phases_commits_are_pushed_and_kept(
+    kubectl: Kubectl, namespace: str, git_operator: OperatorProcess, git_server: GitServer,
+) -> None:  # fmt: skip
+    secret(kubectl, namespace, PLAIN.value)
+    failing = phase("one", "Half done")
+    failing["command"] = ["sh", "-c", "set -e\n" + COMMIT + "echo 'I could not finish.'\nexit 1\n"]
+    status = apply(kubectl, namespace, "halfway", git_server, [failing], push={})
+    assert status["status"] == "failed", status["conditions"]
+    [entry] = phase_status(kubectl, namespace, "halfway-0-one")["repositories"]
+    assert (entry["commits"], entry["pushed"]) == (1, True)
+    assert git_server.commits("service", "agentjobs/halfway")[0] == "Half done"
+    titles = [a["title"] for a in phase_status(kubectl, namespace, "halfway-0-one")["artifacts"]]
+    assert "work/service/unpushed.patch (kept from a failed phase)" in titles
 
 
 def test_a_workflow_change_is_quarantined_without_the_grant(

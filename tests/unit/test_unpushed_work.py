@@ -226,6 +226,26 @@ def test_a_partial_phase_keeps_them_as_partial_and_a_completed_one_does_not_list
     assert plan(ArtifactBranch.RETRIED, [report], [record()]) == []
 
 
+def test_r64_a_completed_phase_lists_the_patches_of_a_repository_whose_push_did_not_land() -> None:
+    report = OutputEntry(path="report.md", kind=EntryKind.FILE, size=4)
+    work = [record(), record(repo="docs", workflow_patch=None)]
+    context = RecoveryContext(
+        phase_name="fix", last_message=MESSAGE, work=work, unpushed=frozenset({"service"})
+    )
+    listed = artifact_rule.plan_artifacts([report], context, ArtifactBranch.COMPLETING)
+    assert [(a.title, a.kept_as) for a in listed.artifacts] == [
+        ("report.md", None),
+        ("work/service/unpushed.patch", None),
+        ("work/service/workflow-changes.patch", None),
+    ]
+    recovered = artifact_rule.plan_artifacts([], context, ArtifactBranch.COMPLETING)
+    assert [a.path for a in recovered.artifacts] == [
+        "recovered-from-transcript.md",
+        "work/service/unpushed.patch",
+        "work/service/workflow-changes.patch",
+    ]
+
+
 def test_an_output_file_with_a_patchs_path_wins_and_the_clash_is_warned() -> None:
     clash = OutputEntry(path="work/service/unpushed.patch", kind=EntryKind.FILE, size=9)
     context = RecoveryContext(phase_name="fix", last_message=None, work=[record()])

@@ -18,8 +18,9 @@ Decisions where the contract is silent:
 - A recovered artifact's title puts the kept marker before the recovery
   marker, so that it still ends with ``[recovered from transcript]`` (R31).
 - R52's patches of unpushed work are kept as the phase's files are (failed:
-  ``(kept from a failed phase)``, cancelled or interrupted: ``(partial)``), and
-  not listed for a completed phase (see :mod:`agentjobs.contract.artifacts.unpushed_work`).
+  ``(kept from a failed phase)``, cancelled or interrupted: ``(partial)``); a
+  completed phase lists only those of a repository whose push did not land (R64), the
+  others being on their branch (see :mod:`agentjobs.contract.artifacts.unpushed_work`).
   A patch whose path an output file already has is not listed, with a warning.
 """
 
@@ -105,6 +106,8 @@ class RecoveryContext:
     last_message: str | None
     declared_outputs: Sequence[str] = ()
     work: Sequence[RepositoryRecord] = ()
+    # R64: the repositories whose push did not land; a completed phase lists their patches.
+    unpushed: frozenset[str] = frozenset()
 
 
 def _is_junk(path: str) -> bool:
@@ -211,14 +214,16 @@ def plan_artifacts(
     if end is ArtifactBranch.COMPLETING:
         artifacts = [_file_artifact(entry, None) for entry in files]
         if files and not empty:
-            return ArtifactPlan(artifacts, skipped, warnings=warnings)
+            plan = ArtifactPlan(artifacts, skipped, warnings=warnings)
+            return _with_patches(plan, context, None, only=context.unpushed)
         if not usable_message:
             error = nothing_usable_error(context, empty_paths=[entry.path for entry in empty])
             return ArtifactPlan([], skipped, error=error, warnings=warnings)
         recovered_paths = [entry.path for entry in empty] or [RECOVERED_PATH]
         artifacts += [_recovered_artifact(path, context, None) for path in recovered_paths]
         artifacts.sort(key=lambda artifact: artifact.path)
-        return ArtifactPlan(artifacts, skipped, deliverable_recovered=True, warnings=warnings)
+        plan = ArtifactPlan(artifacts, skipped, deliverable_recovered=True, warnings=warnings)
+        return _with_patches(plan, context, None, only=context.unpushed)
     kept_as = _KEPT_AS[end]
     if files:
         kept = [_file_artifact(e, kept_as) for e in files]
@@ -230,12 +235,20 @@ def plan_artifacts(
     return _with_patches(ArtifactPlan([], skipped, warnings=warnings), context, kept_as)
 
 
-def _with_patches(plan: ArtifactPlan, context: RecoveryContext, kept_as: KeptAs) -> ArtifactPlan:
-    """R52: the kept work's patches among the artifacts, unless an output file has the path."""
+def _with_patches(
+    plan: ArtifactPlan,
+    context: RecoveryContext,
+    kept_as: KeptAs | None,
+    *,
+    only: frozenset[str] | None = None,
+) -> ArtifactPlan:
+    """R52: the kept work's patches among the artifacts (``only``: of those repositories),
+    unless an output file has the path."""
     taken = {artifact.path for artifact in plan.artifacts}
     artifacts = list(plan.artifacts)
     warnings = list(plan.warnings)
-    for path, patch in unpushed_work.stored_patches(context.work):
+    records = [r for r in context.work if only is None or r.repo in only]
+    for path, patch in unpushed_work.stored_patches(records):
         if path in taken:
             warnings.append(f"{path}: an output file has this path; the patch is not listed")
             continue

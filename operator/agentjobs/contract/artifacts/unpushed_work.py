@@ -28,7 +28,8 @@ Decisions where the issue is silent:
 - For a failed phase the patches are artifacts kept ``(kept from a failed
   phase)``; a cancelled or interrupted phase keeps them ``(partial)`` as R34
   keeps its other files. A completed phase's patches are stored and recorded
-  in ``manifest.json`` but not listed: its deliverable is its output.
+  in ``manifest.json`` but listed only for a repository whose push did not land
+  (R64): its deliverable is its output, and its pushed work is on its branch.
 - They are not handed on to a next phase: ``artifacts.json`` lists only
   what is stored under ``output/`` (R35).
 """

@@ -102,6 +102,7 @@ async def conclude(
             last_message=verdict.last_message,
             declared_outputs=tuple(ctx.spec.outputs or ()),
             work=work,
+            unpushed=frozenset(c.name for c in checkouts if c.pushed is False),
         ),
         now=now,
         artifacts_complete=complete,
