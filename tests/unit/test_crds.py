@@ -74,6 +74,7 @@ def test_printer_columns_match_the_issue() -> None:
         "Classification",
         "Outcome",
         "Deliverable",
+        "Branch",
         "Age",
     ]
     assert columns("phases.yaml") == [

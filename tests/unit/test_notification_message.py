@@ -115,6 +115,29 @@ def test_r50_data_holds_r23_to_r26_and_the_phases_but_no_outcome_unless_asked() 
     }
 
 
+def test_r66_the_ends_carry_each_repositorys_branch_and_push_but_not_its_bundle() -> None:
+    entry = {
+        "name": "service", "url": "https://g/s.git", "branch": "agentjobs/release-notes",
+        "baseCommit": "a" * 40, "headCommit": "b" * 40, "commits": 2, "pushed": False,
+        "pushError": "GH006: Protected branch update failed",
+        "bundle": "s3://b/k/work.bundle", "bundleSha256": "c" * 64, "bundleBase": "a" * 40,
+    }  # fmt: skip
+    shown = {k: v for k, v in entry.items() if not k.startswith("bundle")} | {
+        "workflowChangesQuarantined": False,
+        "uncommittedChanges": False,
+    }
+    ended = execution_status(repositories=[entry])
+    data = body(message.execution_finished(EXECUTION, ended, include_outcome=False))["data"]
+    assert data["repositories"] == [shown]
+    event = message.phase_finished(
+        EXECUTION, phase="draft", resource_name="release-notes-0-draft",
+        status=phase_status(repositories=[entry]), include_outcome=False,
+    )  # fmt: skip
+    assert body(event)["data"]["repositories"] == [shown]
+    plain = body(message.execution_finished(EXECUTION, execution_status(), include_outcome=False))
+    assert "repositories" not in plain["data"]
+
+
 def test_r50_include_outcome_adds_the_task_outcome() -> None:
     data = body(message.execution_finished(EXECUTION, execution_status(), include_outcome=True))[
         "data"

@@ -126,6 +126,8 @@ def custom_resource_definitions() -> dict[str, dict[str, Any]]:
                 _column("Classification", ".status.failureClassification"),
                 _column("Outcome", ".status.outcome"),
                 _column("Deliverable", ".status.deliverableProduced", "boolean"),
+                # R66: the work branch of the first repository (most Executions have one).
+                _column("Branch", ".status.repositories[0].branch"),
                 AGE,
             ],
         ),

@@ -21,6 +21,7 @@ from cloudevents.core.formats.json import JSONFormat
 from cloudevents.core.v1.event import CloudEvent
 
 from agentjobs.models.contract import TaskOutcome
+from agentjobs.models.repositories import RepositoryStatus
 from agentjobs.models.resources import API_VERSION, ExecutionResourceStatus, PhaseResourceStatus
 
 EXECUTION_FINISHED = "io.agentjobs.execution.finished"
@@ -62,6 +63,20 @@ def _bounded(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: _bounded(item) for key, item in value.items()}
     return value
+
+
+def _repositories(entries: list[RepositoryStatus] | None) -> Any:
+    """R66 for the automation: each repository's branch, commits and push; where its bundle
+    is stored is the operator's business."""
+    return [
+        entry.model_dump(
+            mode="json",
+            by_alias=True,
+            exclude_none=True,
+            exclude={"bundle", "bundle_sha256", "bundle_base"},
+        )
+        for entry in entries or []
+    ]
 
 
 def _outcome(outcome: TaskOutcome | None) -> Any:
@@ -111,6 +126,8 @@ def execution_finished(
             for phase in status.phases
         ],
     }
+    if status.repositories:
+        data["repositories"] = _repositories(status.repositories)
     if include_outcome:
         data["outcome"] = _outcome(status.task_outcome)
     return _message(
@@ -145,6 +162,8 @@ def phase_finished(
         "reportedSideEffects": status.report.side_effects if status.report else None,
         "deliverableRecovered": bool(status.deliverable_recovered),
     }
+    if status.repositories:
+        data["repositories"] = _repositories(status.repositories)
     if include_outcome:
         data["outcome"] = _outcome(status.task_outcome)
     return _message(
