@@ -25,7 +25,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -76,6 +76,7 @@ class GitServer:
         tokens: Iterable[Token],
         host: str = "127.0.0.1",
         protected: Iterable[str] = (),
+        before: Callable[[str, str], None] | None = None,
     ) -> None:
         self.root = root / "repositories"
         self.root.mkdir(parents=True, exist_ok=True)
@@ -85,6 +86,9 @@ class GitServer:
         self._server = http.server.ThreadingHTTPServer((host, 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self.requests: list[tuple[str, str, int]] = []  # (method, path, status), in order
+        # Called with each authenticated request's method and path before it is served, so a
+        # test can act while a clone or a push is in flight.
+        self._before = before
 
     @property
     def base_url(self) -> str:
@@ -174,6 +178,8 @@ class GitServer:
             return
         length = int(request.headers.get("Content-Length") or 0)
         body = request.rfile.read(length) if length else self._chunked(request)
+        if self._before is not None:
+            self._before(request.command, url.path)
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "GIT_PROJECT_ROOT": str(self.root),

@@ -4,17 +4,20 @@ Each Execution's agents print for a while and then report a verdict that names t
 Execution, so that a verdict can be checked as exactly its own agent's. Some are
 marked to be cut from outside (their pod or their Phase deleted while the agent
 runs: they must end ``interrupted``) or deleted and applied again under their
-name (the second incarnation's verdict must win).
+name (the second incarnation's verdict must win). One in three works on a repository
+(R65, R66): each of its phases commits its verdict's words on the work branch, which is
+pushed at the end of every attempt, whatever the verdict.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from tests import builders
-from tests.integration.images import BUSYBOX
+from tests.integration.images import BUSYBOX, PYTHON_GIT
 
 Fault = Literal["none", "delete-pod", "delete-phase", "reapply"]
 
@@ -22,6 +25,11 @@ _WORK = (
     'for i in $(seq 1 {lines}); do echo "{name} works on step $i of {lines}"; sleep {pause}; done'
 )
 _OUTPUT = 'echo "{name}" > "$AGENTJOBS_OUTPUT_DIR/result.txt"'
+_COMMIT = (
+    "git -C /workspace/service -c user.name=Agent -c user.email=agent@example.test "
+    "commit -q --allow-empty -m '{comment}'"
+)
+SEED_COMMIT = "The repository's first commit"
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,8 @@ class Planned:
     ending: Literal["completed", "refused", "crash"]
     fault: Fault
     phases: int
+    # Where the Execution's repository is served (None: it has none).
+    repository: str | None = None
 
     @property
     def expected_status(self) -> str:
@@ -52,8 +62,10 @@ class Planned:
             refused = last and self.ending == "refused"
             reason = {"failure_reason": "task"} if refused else {}
             report = builders.report(not refused, self.comment(index, incarnation), **reason)
+            commit = self.comment(index, incarnation)
             script = "; ".join(
                 (
+                    *((_COMMIT.format(comment=commit),) if self.repository else ()),
                     _WORK.format(name=self.name, lines=lines, pause=pause),
                     _OUTPUT.format(name=self.name),
                     builders.echo_block(report),
@@ -61,19 +73,38 @@ class Planned:
                 )
             )
             phases.append({"name": f"p{index}", "prompt": "Work.", "args": [script]})
+        spec: dict[str, Any] = {
+            "defaults": {"image": BUSYBOX, "command": ["sh", "-c"]},
+            "phases": phases,
+        }
+        if self.repository is not None:
+            spec["defaults"]["image"] = PYTHON_GIT
+            spec["repositories"] = [
+                {
+                    "name": "service",
+                    "url": self.repository,
+                    "credentialsSecret": {"name": "git"},
+                    "push": {},
+                }
+            ]
         return {
             "apiVersion": "agentjobs.io/v1alpha1",
             "kind": "Execution",
             "metadata": {"name": self.name},
-            "spec": {
-                "defaults": {"image": BUSYBOX, "command": ["sh", "-c"]},
-                "phases": phases,
-            },
+            "spec": spec,
         }
 
+    def pushed_commits(self, incarnation: int = 1) -> list[str]:
+        """The work branch's commits at the end, newest first: each phase's once."""
+        own = [self.comment(index, incarnation) for index in reversed(range(self.phases))]
+        return [*own, SEED_COMMIT]
 
-def plan(count: int, rng: random.Random) -> list[Planned]:
-    """``count`` Executions; one in three is cut or re-applied from outside, in turn."""
+
+def plan(
+    count: int, rng: random.Random, repository: Callable[[str], str] | None = None
+) -> list[Planned]:
+    """``count`` Executions; one in three is cut or re-applied from outside, in turn, and
+    another one in three (never cut) works on the repository ``repository`` serves for it."""
     planned = []
     faults: list[Fault] = ["delete-pod", "delete-phase", "reapply"]
     for number in range(count):
@@ -85,6 +116,11 @@ def plan(count: int, rng: random.Random) -> list[Planned]:
                 ending="completed" if fault != "none" else ending,  # type: ignore[arg-type]
                 fault=fault,
                 phases=rng.choice([1, 1, 2]),
+                repository=(
+                    repository(f"chaos-{number:03d}")
+                    if repository is not None and number % 3 == 1
+                    else None
+                ),
             )
         )
     return planned

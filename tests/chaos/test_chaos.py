@@ -6,7 +6,11 @@ connections (the agents' followed logs among them) are cut with `ss -K`, and pod
 and Executions are deleted from outside (the last applied again under the same name).
 Afterwards every Execution has exactly its agent's verdict (``interrupted`` where it was
 cut), every phase ran one pod, every object is owned by the resource it belongs to, nothing
-is stuck, and no status is written again in the 10 s after the end.
+is stuck, and no status is written again in the 10 s after the end. The Executions that work
+on a repository (served by the real git server) also kill the operator at two points of
+their own: while a phase's checkout fetches ("during clone") and while its harvester pushes
+("during push"); afterwards each work branch holds every phase's commit exactly once, each
+pushed by one request (nothing pushed twice, no push lost), as every Phase's status says.
 
 ``make test`` runs a short version; ``make chaos`` runs 100 kills over 50 Executions
 (AGENTJOBS_CHAOS_KILLS, AGENTJOBS_CHAOS_EXECUTIONS; AGENTJOBS_CHAOS_SEED repeats a run).
@@ -17,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,6 +30,8 @@ from typing import Any, TypeVar
 import pytest
 
 from devcluster import testing
+from devcluster.git_server import GitServer, Token
+from devcluster.layout import HOST_ADDRESS
 from devcluster.testing import DevCluster, Kubectl
 from tests.chaos.plan import Planned, plan
 from tests.integration.operator_fixtures import OperatorProcess, running
@@ -35,6 +42,9 @@ EXECUTIONS = int(os.environ.get("AGENTJOBS_CHAOS_EXECUTIONS", "10"))
 SEED = int(os.environ.get("AGENTJOBS_CHAOS_SEED", str(random.SystemRandom().randrange(10**6))))
 WAVE = 10
 WAVE_TIMEOUT = 300.0
+TOKEN = Token("chaos-token-0123456789")
+# Where the operator is killed while a repository's git request is in flight.
+GIT_KILL_POINTS = {"git-upload-pack": "during clone", "git-receive-pack": "during push"}
 
 
 def patiently(action: Callable[[], T], timeout: float = 60) -> T:
@@ -60,6 +70,8 @@ class Chaos:
         self.kills = 0
         self.cut: set[str] = set()
         self.incarnation: dict[str, int] = {}
+        self.git_kills: dict[str, int] = {}
+        self._lock = threading.Lock()  # the git server's threads kill too
 
     def get(self, kind: str) -> list[Any]:
         items: list[Any] = patiently(
@@ -75,10 +87,23 @@ class Chaos:
         patiently(lambda: self.kubectl.apply(planned.manifest(incarnation), self.namespace))
 
     def kill_operator(self) -> None:
-        self.operator.kill()
-        time.sleep(self.rng.uniform(0, 1.0))
-        self.operator.start()
-        self.kills += 1
+        with self._lock:
+            self.operator.kill()
+            time.sleep(self.rng.uniform(0, 1.0))
+            self.operator.start()
+            self.kills += 1
+
+    def at_git_request(self, method: str, path: str) -> None:
+        """A kill point: a clone's fetch or a push reached the git server, not yet served."""
+        point = GIT_KILL_POINTS.get(path.rsplit("/", 1)[-1])
+        if method != "POST" or point is None:
+            return
+        with self._lock:
+            print(f"{time.strftime('%H:%M:%S')} kill {point}: {path}", flush=True)
+            self.operator.kill()
+            time.sleep(0.2)
+            self.operator.start()
+            self.git_kills[point] = self.git_kills.get(point, 0) + 1
 
     def cut_from_outside(self, wave: list[Planned]) -> None:
         """Cut each marked Execution once its first agent is running."""
@@ -152,6 +177,30 @@ def check_verdicts(chaos: Chaos, planned: list[Planned]) -> list[str]:
     return wrong
 
 
+def check_pushes(chaos: Chaos, planned: list[Planned], server: GitServer) -> list[str]:
+    """Each work branch holds every phase's commit once, each pushed by one request, and
+    every Phase says it was pushed."""
+    wrong = []
+    phases = {p["metadata"]["name"]: p for p in chaos.get("phases")}
+    for item in planned:
+        if item.repository is None:
+            continue
+        commits = server.commits(item.name, f"agentjobs/{item.name}")
+        if commits != item.pushed_commits():
+            wrong.append(f"{item.name}: the branch holds {commits}")
+        pushes = [
+            r for r in server.requests if r[:2] == ("POST", f"/{item.name}.git/git-receive-pack")
+        ]
+        if len(pushes) != item.phases:
+            wrong.append(f"{item.name}: {len(pushes)} pushes for {item.phases} phase(s)")
+        for index in range(item.phases):
+            status = phases[f"{item.name}-{index}-p{index}"].get("status", {})
+            entries = status.get("repositories") or [{}]
+            if entries[0].get("pushed") is not True:
+                wrong.append(f"{item.name} phase {index}: {entries}")
+    return wrong
+
+
 def check_children(chaos: Chaos) -> list[str]:
     """One pod per phase, each object owned by the resource of its name."""
     wrong = []
@@ -212,19 +261,41 @@ def chaos_operator(
     """The operator with a pending timeout a loaded machine can meet: under chaos the node
     may miss a heartbeat, and the short timeout of the other tests would fail a phase whose
     pod only waits to be scheduled."""
-    extra = ["--pending-timeout", "120"]
+    extra = ["--pending-timeout", "120", f"--git-allow=http://{HOST_ADDRESS}:*/*"]
     process = OperatorProcess(local_cluster.env, namespace, tmp_path / "operator.log", extra)
     yield from running(process)
 
 
+@pytest.fixture
+def chaos_git(tmp_path: Path) -> Iterator[tuple[GitServer, list[Chaos]]]:
+    """The git server of the Executions that work on a repository; its requests are kill
+    points of the chaos run put in the list once it exists."""
+    runs: list[Chaos] = []
+
+    def before(method: str, path: str) -> None:
+        for chaos in runs:
+            chaos.at_git_request(method, path)
+
+    with GitServer(tmp_path / "git", tokens=[TOKEN], host=HOST_ADDRESS, before=before) as server:
+        yield server, runs
+
+
 def test_every_verdict_survives_kills_restarts_drops_and_deletions(
-    kubectl: Kubectl, namespace: str, chaos_operator: OperatorProcess
+    kubectl: Kubectl,
+    namespace: str,
+    chaos_operator: OperatorProcess,
+    chaos_git: tuple[GitServer, list[Chaos]],
 ) -> None:
     operator = chaos_operator
+    server, runs = chaos_git
     print(f"chaos seed {SEED}: {EXECUTIONS} executions, {KILLS} kills")
     rng = random.Random(SEED)
-    planned = plan(EXECUTIONS, rng)
+    planned = plan(EXECUTIONS, rng, lambda name: server.create(name, {"README.md": f"{name}\n"}))
+    kubectl.run(
+        "create", "secret", "generic", "git", "-n", namespace, f"--from-literal=token={TOKEN.value}"
+    )
     chaos = Chaos(kubectl, namespace, operator, rng)
+    runs.append(chaos)
     waves = [planned[i : i + WAVE] for i in range(0, len(planned), WAVE)]
     kills_per_wave = math.ceil(KILLS / len(waves))
     for number, wave in enumerate(waves):
@@ -254,6 +325,11 @@ def test_every_verdict_survives_kills_restarts_drops_and_deletions(
                 kills -= 1
     wrong = check_verdicts(chaos, planned) + check_one_pod_each(chaos, planned)
     assert not wrong, f"wrong verdicts (seed {SEED}): {wrong}"
+    runs.clear()  # no more kills: the checks read the API
+    wrong = check_pushes(chaos, planned, server)
+    assert not wrong, f"wrong pushes (seed {SEED}): {wrong}"
+    if any(item.repository for item in planned):
+        assert set(chaos.git_kills) == set(GIT_KILL_POINTS.values()), chaos.git_kills
     time.sleep(5)  # the garbage collector removes the first incarnations' children
     wrong = check_children(chaos)
     assert not wrong, f"wrong children (seed {SEED}): {wrong}"
