@@ -183,3 +183,38 @@ def test_a_workflow_change_is_pushed_without_it_when_the_token_lacks_the_grant(
     [record] = pod.hand_off()
     assert (record.pushed, record.workflow_changes_quarantined) == (True, True), record
     assert server.changed_paths("service", "agentjobs/fix-1") == {"src/app.py"}
+
+
+def test_uncommitted_changes_are_stored_as_a_patch_and_never_committed(
+    server: GitServer, tmp_path: Path
+) -> None:
+    pod = Pod(tmp_path / "pod")
+    pod.hydrate(repository(server, push=False))
+    work = pod.workspace / "service"
+    head = pod.commit("src/app.py", "print(5)\n", "Committed")
+    (work / "src/app.py").write_text("print(6)\n")
+    (work / "NEW.md").write_text("new\n")
+    (work / ".gitignore").write_text("build/\n")
+    (work / "build").mkdir()
+    (work / "build/out.bin").write_bytes(b"\0" * 10)
+    (work / "token-link").symlink_to(pod.credentials / "service" / "token")
+    [record] = pod.hand_off()
+    assert (record.head, record.commits, record.uncommitted_changes) == (head, 1, True)
+    patch = (pod.stored / "service" / work_handoff.UNCOMMITTED).read_text()
+    assert "+print(6)" in patch and "+++ b/NEW.md" in patch and "build/out.bin" not in patch
+    assert TOKEN.value not in patch  # a link is kept as a link, never followed
+    assert git(work, "rev-parse", "HEAD") == head
+    replay = tmp_path / "replay"
+    subprocess.run(["git", "clone", "-q", str(work), str(replay)], check=True, env=os.environ)
+    (tmp_path / "u.patch").write_text(patch)
+    git(replay, "apply", str(tmp_path / "u.patch"))
+    assert (replay / "src/app.py").read_text() == "print(6)\n"
+
+
+def test_a_clean_work_tree_has_no_uncommitted_patch(server: GitServer, tmp_path: Path) -> None:
+    pod = Pod(tmp_path / "pod")
+    pod.hydrate(repository(server, push=False))
+    [record] = pod.hand_off()
+    assert (record.uncommitted_changes, record.uncommitted_patch, record.commits) == (
+        False, None, 0
+    )  # fmt: skip

@@ -33,7 +33,7 @@ import os
 import signal
 import stat
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -222,6 +222,25 @@ class GitDirectory:
 
 
 @contextmanager
+def work_tree(workspace: Path, repo: str) -> Iterator[int]:
+    """``<workspace>/<repo>``, opened as a directory without following a link."""
+    try:
+        root = os.open(workspace, _DIRECTORY)
+    except OSError as error:
+        raise RepositoryProblem(f"the workspace cannot be opened: {error.strerror}") from None
+    try:
+        descriptor = _open_beneath(root, repo, _DIRECTORY)
+    except OSError as error:
+        raise RepositoryProblem(f"its work tree cannot be opened: {error.strerror}") from None
+    finally:
+        os.close(root)
+    try:
+        yield descriptor
+    finally:
+        os.close(descriptor)
+
+
+@contextmanager
 def git_directory(workspace: Path, repo: str) -> Iterator[GitDirectory]:
     """``<workspace>/<repo>/.git``, opened without following a link."""
     try:
@@ -300,7 +319,30 @@ class ShadowGit:
             "GIT_ALTERNATE_OBJECT_DIRECTORIES": f"/proc/{os.getpid()}/fd/{self._objects}",
         }
 
-    def run(self, arguments: Sequence[str], *, stdin: bytes, output: Path) -> None:
+    def run_on_work_tree(
+        self, arguments: Sequence[str], *, work_tree: int, index: Path, output: Path
+    ) -> None:
+        """``git <arguments>`` on the work tree opened as ``work_tree`` (a directory opened
+        without following a link), with an index of our own and new objects in the
+        shadow's own directory (the borrowed environment)."""
+        self.run(
+            arguments,
+            stdin=b"",
+            output=output,
+            environment=self.borrowed_environment()
+            | {"GIT_WORK_TREE": f"/proc/self/fd/{work_tree}", "GIT_INDEX_FILE": str(index)},
+            fds=(work_tree,),
+        )
+
+    def run(
+        self,
+        arguments: Sequence[str],
+        *,
+        stdin: bytes,
+        output: Path,
+        environment: Mapping[str, str] | None = None,
+        fds: tuple[int, ...] = (),
+    ) -> None:
         """``git <arguments>`` with its standard output written to ``output``."""
         command = [
             "prlimit",
@@ -319,9 +361,9 @@ class ShadowGit:
                     input=stdin,
                     stdout=destination,
                     stderr=subprocess.PIPE,
-                    env=self._environment(),
+                    env=dict(environment or self._environment()),
                     cwd=self.shadow,
-                    pass_fds=(self._objects,),
+                    pass_fds=(self._objects, *fds),
                     timeout=self._timeout,
                     check=False,
                 )

@@ -15,6 +15,11 @@ Decisions where the issue is silent:
   what is handed on and pushed.
 - With no commit since the base, nothing is pushed (``pushed`` stays null): a push would
   only create the branch at a commit the remote already has.
+- Uncommitted changes are the work tree against the work branch's last commit, untracked
+  files included and ignored ones left out (the repository's own ``.gitignore``), as a
+  binary diff ``git apply`` takes: ``work/<repository>/uncommitted.patch``. They are never
+  committed for the agent. The work tree is opened without following a link, and git adds
+  its files to an index and objects of our own (a link is kept as a link).
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from agentjobs.sidecars import hydration, work_push, work_scan
 
 logger = logging.getLogger("agentjobs.harvester")
 BUNDLE = unpushed_work.WORK_BUNDLE
+UNCOMMITTED = "uncommitted.patch"
+DIFF = ("diff", "--cached", "--binary", "--no-ext-diff", "--no-textconv", "--no-color")
 
 StoreFile = Callable[[str, str, Path], StoredPatch]  # (repository, name, file) -> stored
 
@@ -48,6 +55,22 @@ def _head(git_dir: git_repos.GitDirectory, branch: str, cap: int) -> str:
             assert head.commit is not None
             return head.commit
         return work_scan.resolve(git_dir, f"refs/heads/{head.branch}", packed, cap)
+
+
+def _uncommitted(
+    shadow: git_repos.ShadowGit, workspace: Path, name: str, head: str, scratch: Path
+) -> Path | None:
+    """The work tree's changes against ``head`` as a patch file; None when there are none."""
+    index = scratch / "uncommitted-index"
+    patch = scratch / UNCOMMITTED
+    with git_repos.work_tree(workspace, name) as tree:
+        for arguments, output in (
+            (["read-tree", head], scratch / "read-tree"),
+            (["add", "--all"], scratch / "add"),
+            ([*DIFF, head], patch),
+        ):
+            shadow.run_on_work_tree(arguments, work_tree=tree, index=index, output=output)
+    return patch if patch.stat().st_size else None
 
 
 def _one(
@@ -84,6 +107,12 @@ def _one(
                 name="count",
             )
             record = record.model_copy(update={"head": head, "commits": int(counted)})
+            changes = _uncommitted(shadow, workspace, started.name, head, scratch)
+            if changes is not None:
+                stored = store(started.name, UNCOMMITTED, changes)
+                record = record.model_copy(
+                    update={"uncommitted_changes": True, "uncommitted_patch": stored}
+                )
             env = shadow.borrowed_environment()
             bundle = scratch / BUNDLE
             if git_checkout.bundle_work(
