@@ -67,7 +67,9 @@ class Pod:
         shutil.copyfile(path, target)
         return StoredPatch(size=target.stat().st_size, sha256="0" * 64)
 
-    def hydrate(self, repository: PhaseRepository) -> list[hydration.Started]:
+    def hydrate(
+        self, repository: PhaseRepository, changes: Path | None = None
+    ) -> list[hydration.Started]:
         def fetch(handed: HandedWork, target: Path) -> None:
             assert handed.bundle is not None
             shutil.copyfile(handed.bundle, target)
@@ -76,7 +78,8 @@ class Pod:
         scratch.mkdir(exist_ok=True)
         return hydration.hydrate(
             fetch, [repository], workspace=self.workspace, credentials_root=self.credentials,
-            started_file=self.checkouts, scratch=scratch, sleep=lambda _: None,
+            started_file=self.checkouts, scratch=scratch, changes=changes,
+            sleep=lambda _: None,
         )  # fmt: skip
 
     def hand_off(self) -> list[CheckoutRecord]:
@@ -218,3 +221,21 @@ def test_a_clean_work_tree_has_no_uncommitted_patch(server: GitServer, tmp_path:
     assert (record.uncommitted_changes, record.uncommitted_patch, record.commits) == (
         False, None, 0
     )  # fmt: skip
+
+
+def test_a_grader_sees_the_graded_attempts_changes_as_a_diff(
+    server: GitServer, tmp_path: Path
+) -> None:
+    base = git(server.root / "service.git", "rev-parse", "main")
+    agent = Pod(tmp_path / "agent")
+    agent.hydrate(repository(server, push=False))
+    head = agent.commit("src/app.py", "print(7)\n", "Graded work")
+    [record] = agent.hand_off()
+    bundle = str(agent.stored / "service" / work_handoff.BUNDLE)
+    handed = HandedWork(commit=head, since=base, bundle=bundle, bundle_sha256="0" * 64)
+    grader = Pod(tmp_path / "grader")
+    changes = grader.root / "changes"
+    grader.hydrate(repository(server, push=False, handed=handed, diff_from=base), changes)
+    diff = (changes / "service.diff").read_text()
+    assert "-print(1)" in diff and "+print(7)" in diff
+    assert git(grader.workspace / "service", "rev-parse", "HEAD") == head == record.head

@@ -277,3 +277,31 @@ def test_a_checkout_that_cannot_be_made_blocks_the_phase_before_the_agent(
     [agent] = [c for c in pod["status"]["containerStatuses"] if c["name"] == "agent"]
     assert "running" not in agent["state"] and "terminated" not in agent["state"]
     assert not agent.get("lastState")
+
+
+GRADER = r"""
+diff=/workspace/artifacts/changes/service.diff
+if grep -q '^+Graded work' "$diff" && [ ! -e /var/run/agentjobs/git ] \
+   && [ "$(git -C /workspace/service log -1 --format=%s)" = "Graded work" ]; then
+  echo 'GRADE_RESULT: {"result": "satisfied", "explanation": "The diff has the change."}'
+else
+  echo 'GRADE_RESULT: {"result": "failed", "explanation": "No diff or the wrong checkout."}'
+fi
+echo GRADE_RESULT_END
+"""
+
+
+def test_a_grader_sees_the_graded_attempts_changes_as_a_diff(
+    kubectl: Kubectl, namespace: str, git_operator: OperatorProcess, git_server: GitServer,
+) -> None:  # fmt: skip
+    secret(kubectl, namespace, PLAIN.value)
+    graded = phase("one", "Graded work", "src/app.py") | {
+        "outcome": {
+            "rubric": "- the change is in the diff\n",
+            "grader": {"image": PYTHON_GIT, "command": ["sh", "-c"], "args": [GRADER]},
+        }
+    }
+    status = apply(kubectl, namespace, "graded", git_server, [graded])
+    assert status["status"] == "completed", status["conditions"]
+    outcome = phase_status(kubectl, namespace, "graded-0-one")["outcome"]
+    assert outcome["result"] == "satisfied", outcome

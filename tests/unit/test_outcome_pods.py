@@ -30,6 +30,7 @@ from agentjobs.models.contract import (
     Usage,
 )
 from agentjobs.models.outcomes import Evaluation, PhaseOutcome
+from agentjobs.models.repositories import PhaseRepository, RepositoryStatus
 from agentjobs.models.resources import PhaseResourceStatus, PhaseSpec
 from agentjobs.models.storage import HandoffRef
 from agentjobs.sidecars import fetcher
@@ -299,3 +300,26 @@ def test_r42_a_restart_rebuilds_the_revision_from_the_record() -> None:
         }
     )
     assert revision.recorded_revision(satisfied, GRADED, max_iterations=3) is None
+
+
+def test_r38_a_grader_checks_each_repository_out_where_the_graded_attempt_left_it() -> None:
+    checkout = PhaseRepository(
+        name="service", url="https://g/s.git", branch="agentjobs/demo", push=True,
+        credentials_secret="git", agent_credentials=True,
+    )  # fmt: skip
+    unnamed = checkout.model_copy(update={"name": "docs"})
+    spec = phase().model_copy(update={"repositories": [checkout, unnamed]})
+    graded = RepositoryStatus(
+        name="service", url="https://g/s.git", base_commit="a" * 40, head_commit="b" * 40,
+        bundle="s3://b/k/work.bundle", bundle_sha256="c" * 64, bundle_base="0" * 40,
+    )  # fmt: skip
+    [seen] = grader.grader_spec(spec, GRADED, [graded]).repositories or []
+    assert (seen.name, seen.push, seen.agent_credentials, seen.diff_from) == (
+        "service", False, False, "a" * 40
+    )  # fmt: skip
+    assert seen.credentials_secret == "git"  # the fetcher still clones with it
+    assert seen.handed is not None
+    assert (seen.handed.commit, seen.handed.since, seen.handed.bundle) == (
+        "b" * 40, "0" * 40, "s3://b/k/work.bundle"
+    )  # fmt: skip
+    assert grader.grader_spec(spec, GRADED).repositories is None

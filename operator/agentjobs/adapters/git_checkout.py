@@ -209,3 +209,18 @@ def bundle_work(env: dict[str, str], *, branch: str, head: str, since: str, out:
     _git(directory, env, "update-ref", f"refs/heads/{branch}", head)
     _git(directory, env, "bundle", "create", "-q", str(out), f"refs/heads/{branch}", f"^{since}")
     return True
+
+
+def git_diff(target: Path, base: str, head: str) -> bytes:
+    """``base..head`` of the repository at ``target`` (one we checked out: its config is
+    ours), as a binary diff ``git apply`` takes; no external diff or textconv runs."""
+    env = remote_environment("", None, target)
+    settings = [item for setting in _SETTINGS for item in ("-c", setting)]
+    done = subprocess.run(
+        ["git", *settings, "-C", str(target), "diff", "--binary", "--no-ext-diff",
+         "--no-textconv", "--no-color", "--end-of-options", base, head],
+        env=env, capture_output=True, timeout=FETCH_TIMEOUT_SECONDS, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise GitFailed(done.stderr)
+    return done.stdout

@@ -115,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
                     credentials_root=args.git_credentials,
                     started_file=args.checkouts_file,
                     scratch=Path(scratch),
+                    changes=Path(in_pod.CHANGES),
                 )
     except hydration.CheckoutFailed as failed:
         return _checkout_failed(failed)

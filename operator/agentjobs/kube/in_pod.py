@@ -10,6 +10,8 @@ INPUT = f"{ARTIFACTS}/input"  # what earlier phases handed on (or, for a grader,
 # R42: a revised attempt's previous files and the evaluation that asked for the revision.
 PREVIOUS = f"{ARTIFACTS}/previous"
 FEEDBACK = f"{ARTIFACTS}/feedback"
+# A grader's view of the graded attempt's changes to each repository: <CHANGES>/<name>.diff.
+CHANGES = f"{ARTIFACTS}/changes"
 # The harvester creates this file once it can take SIGTERM; the fetcher waits for it, so
 # the agent never starts (and never ends) before the harvester is ready for its last sync.
 HARVESTER_READY_FILE = f"{WORKSPACE}/.agentjobs/harvester-ready"

@@ -154,6 +154,9 @@ class PhaseRepository(KubernetesModel):
     credentials_secret: str | None = None
     agent_credentials: bool = False
     handed: HandedWork | None = None
+    # A grader's checkout (R38): the commit whose diff to the checked-out one is written to
+    # artifacts/changes/<name>.diff, the graded attempt's changes.
+    diff_from: str | None = None
 
 
 class RepositoryStatus(ContractModel):

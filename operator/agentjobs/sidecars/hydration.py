@@ -27,6 +27,7 @@ from agentjobs.adapters.git_checkout import (
     Handed,
     NotEmpty,
     check_out,
+    git_diff,
 )
 from agentjobs.adapters.presigned_store import PresignedStore
 from agentjobs.contract.repositories.git_errors import GitFailure, GitFault, classify
@@ -153,6 +154,19 @@ def _handed(
     return Handed(commit=handed.commit, since=handed.since, bundle=bundle)
 
 
+def _write_changes(
+    target: Path, repository: PhaseRepository, done: CheckedOut, changes: Path
+) -> None:
+    """The graded attempt's changes, from ``diff_from`` to the checked-out commit."""
+    assert repository.diff_from is not None
+    changes.mkdir(parents=True, exist_ok=True)
+    try:
+        diff = git_diff(target, repository.diff_from, done.base_commit)
+    except GitFailed as error:
+        raise CheckoutFailed(repository.name, classify(error.stderr)) from None
+    (changes / f"{repository.name}.diff").write_bytes(diff)
+
+
 def hydrate(
     fetch_bundle: FetchBundle | None,
     repositories: Sequence[PhaseRepository],
@@ -161,9 +175,11 @@ def hydrate(
     credentials_root: Path,
     started_file: Path,
     scratch: Path,
+    changes: Path | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[Started]:
-    """Every repository checked out; raises CheckoutFailed at the first that cannot be."""
+    """Every repository checked out; raises CheckoutFailed at the first that cannot be.
+    ``changes``: where a grader's diffs of the graded work go (``diff_from``)."""
     # Group-writable files: the agent may run as another user of the pod's group.
     os.umask(0o002)
     started = []
@@ -192,6 +208,8 @@ def hydrate(
             )
 
         done = _with_retries(repository, attempt, target, sleep)
+        if repository.diff_from is not None and changes is not None:
+            _write_changes(target, repository, done, changes)
         logger.info("checked out %s at %s on %s", repository.name, done.base_commit, done.branch)
         started.append(
             Started(

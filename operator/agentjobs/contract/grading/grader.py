@@ -7,7 +7,10 @@ holds only what the grader may see: its own container, the rubric
 graded attempt's hand-off manifest as its inputs, so the fetcher puts that
 attempt's stored artifacts under ``/workspace/artifacts/input/``. Nothing of
 the agent's container comes with it: not its prompt, environment, service
-account or workspace.
+account or workspace. A phase that works on repositories has its grader check
+each out where the graded attempt left it, push nothing and give the grader no
+credentials, and the fetcher writes the attempt's changes (from where the phase
+started) as ``/workspace/artifacts/changes/<name>.diff``.
 
 Decisions where the contract is silent: the grader keeps the phase's security
 contexts, placement and ``timeoutSeconds`` (a grader that runs past it fails
@@ -20,9 +23,13 @@ to judge the artifacts by the rubric alone.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from agentjobs.contract.repositories import checkout as repository_checkout
 from agentjobs.kube import in_pod
 from agentjobs.models.kubernetes import EnvVar
 from agentjobs.models.outcomes import OutcomeSpec
+from agentjobs.models.repositories import PhaseRepository, RepositoryStatus
 from agentjobs.models.resources import PhaseSpec
 from agentjobs.models.storage import HandoffRef
 
@@ -36,9 +43,11 @@ GRADE_RESULT_INSTRUCTION = f"""\
 ---
 
 You are the grader. The rubric is in the file named by ${RUBRIC_ENV}; the artifacts to
-grade are under {in_pod.INPUT}/. Check each criterion of the rubric against them,
-then end with a GRADE_RESULT block. It must be the last thing you write: the line
-`GRADE_RESULT:` followed by one JSON object, then a line holding only `GRADE_RESULT_END`:
+grade are under {in_pod.INPUT}/ (work on a repository: its changes are in
+{in_pod.CHANGES}/<name>.diff, the repository at /workspace/<name>). Check each
+criterion of the rubric against them, then end with a GRADE_RESULT block. It must be
+the last thing you write: the line `GRADE_RESULT:` followed by one JSON object, then
+a line holding only `GRADE_RESULT_END`:
 
 GRADE_RESULT: {{"result": "needs_revision", "explanation": "One criterion is not met.",
   "criteria": [{{"name": "Coverage", "met": false, "feedback": "What to change"}}]}}
@@ -62,8 +71,35 @@ def grader_files(outcome: OutcomeSpec, rubric: str) -> dict[str, str]:
     return {in_pod.PROMPT_KEY: grader_prompt(outcome), RUBRIC_KEY: rubric}
 
 
-def grader_spec(spec: PhaseSpec, graded: HandoffRef) -> PhaseSpec:
-    """The spec of the grader's pod for the attempt whose hand-off manifest is ``graded``."""
+def graded_checkouts(
+    checkouts: Sequence[PhaseRepository], graded: Sequence[RepositoryStatus]
+) -> list[PhaseRepository] | None:
+    """The grader's checkouts: each repository where the graded attempt left it, its diff
+    from where the phase started, nothing pushed, no credentials for the grader."""
+    by_name = {entry.name: entry for entry in graded}
+    chosen = []
+    for checkout in checkouts:
+        entry = by_name.get(checkout.name)
+        if entry is None or entry.head_commit is None:
+            continue
+        chosen.append(
+            checkout.model_copy(
+                update={
+                    "handed": repository_checkout.handed_work(entry),
+                    "push": False,
+                    "agent_credentials": False,
+                    "diff_from": entry.base_commit,
+                }
+            )
+        )
+    return chosen or None
+
+
+def grader_spec(
+    spec: PhaseSpec, graded: HandoffRef, repositories: Sequence[RepositoryStatus] = ()
+) -> PhaseSpec:
+    """The spec of the grader's pod for the attempt whose hand-off manifest is ``graded`` and
+    whose repositories' entries are ``repositories``."""
     assert spec.outcome is not None, "only a phase with an outcome is graded"
     grader = spec.outcome.grader
     environment = [EnvVar(name=RUBRIC_ENV, value=RUBRIC_FILE), *(grader.env or [])]
@@ -82,5 +118,6 @@ def grader_spec(spec: PhaseSpec, graded: HandoffRef) -> PhaseSpec:
             "prompt_from": None,
             "outputs": None,
             "inputs": graded,
+            "repositories": graded_checkouts(spec.repositories or [], repositories),
         }
     )

@@ -197,7 +197,7 @@ async def _evaluate(
     if isinstance(rubric, SystemFailure):
         return failed(rubric)
     pod = phase_pod.GraderPod(
-        spec=grader.grader_spec(ctx.spec, handed_on),
+        spec=grader.grader_spec(ctx.spec, handed_on, ctx.status.repositories or []),
         pod_name=grader_name,
         files=grader.grader_files(spec_outcome, rubric),
         secret_name=naming.grader_storage_secret(ctx.name, ctx.uid, attempt.number),

@@ -151,6 +151,8 @@ async def create_grader_pod(
     )
     if isinstance(sidecars, SystemFailure):
         return sidecars
+    if sidecars is not None and grader.spec.repositories:
+        sidecars = dataclasses.replace(sidecars, repositories=tuple(grader.spec.repositories))
     config_map_name = naming.pod_config_map(grader.pod_name)
     config_map = pods.config_map(
         name=config_map_name,
