@@ -181,6 +181,16 @@ def operator(
     yield from running(OperatorProcess(s3_env, namespace, tmp_path / "operator.log"))
 
 
+@pytest.fixture
+def git_operator(
+    s3_env: dict[str, str], crds: None, namespace: str, tmp_path: Path
+) -> Iterator[OperatorProcess]:
+    """The operator, allowed to clone from and push to the tests' git servers, which serve
+    plain http on the host's address on the node network (R65)."""
+    extra = [f"--git-allow=http://{HOST_ADDRESS}:*/*"]
+    yield from running(OperatorProcess(s3_env, namespace, tmp_path / "operator.log", extra))
+
+
 def apply_manifest(kubectl: Kubectl, namespace: str, name: str) -> None:
     kubectl.run("apply", "-n", namespace, "-f", str(MANIFESTS / name))
 

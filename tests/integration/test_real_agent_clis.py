@@ -9,8 +9,9 @@ across the stream's deltas; a report only in a tool's output, which is not the a
 401 → blocked (auth), 429 → blocked (rate_limit), an unknown model → blocked (config); two
 phases, the second CLI reading the first's artifact from artifacts/input; the CLI as the
 grader of an outcome, the agent revising with its feedback. And each example in
-manifests/examples/agents, applied as it is but for its Secret's value and the API's
-address, completes.
+manifests/examples/agents, applied as it is but for its Secrets' values and the addresses of
+the API and the repository (the real git server), completes with the repository checked out
+on its work branch.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
+from devcluster.git_server import GitServer, Token
 from devcluster.images.catalog import AGENT_CLI_IMAGES
 from devcluster.layout import HOST_ADDRESS
 from devcluster.testing import Kubectl, load_images
@@ -284,10 +286,31 @@ def test_a_real_cli_grades_and_the_agent_revises_with_its_feedback(
         assert feedback in json.dumps(turns[2].request.body), cli.name
 
 
+EXAMPLE_REPOSITORY = "https://github.com/agentjobs/example-service.git"
+EXAMPLE_TOKEN = Token("example-token-0123456789")
+
+
+@pytest.fixture
+def example_repository(tmp_path: Path) -> Iterator[GitServer]:
+    """The examples' repository, on the real git server where the pods reach it."""
+    with GitServer(tmp_path / "git", tokens=[EXAMPLE_TOKEN], host=HOST_ADDRESS) as server:
+        server.create("example-service", {"deploy/app.yaml": "kind: Deployment\n"})
+        yield server
+
+
 def test_each_clis_example_completes_as_written(
-    kubectl: Kubectl, namespace: str, operator: OperatorProcess, model_server: ModelServer
+    kubectl: Kubectl,
+    namespace: str,
+    git_operator: OperatorProcess,
+    model_server: ModelServer,
+    example_repository: GitServer,
 ) -> None:
     names = {}
+    repository = example_repository.url("example-service")
+    kubectl.run(
+        "create", "secret", "generic", "example-service-git", "-n", namespace,
+        f"--from-literal=token={EXAMPLE_TOKEN.value}",
+    )  # fmt: skip
     for cli in CLIS:
         key = f"key-{uuid.uuid4().hex}"
         model_server.script(key, [
@@ -299,7 +322,8 @@ def test_each_clis_example_completes_as_written(
             "-n", namespace,
         )  # fmt: skip
         text = (EXAMPLES / f"{cli.name}.yaml").read_text()
-        assert text.count(cli.api) == 1, cli.name
+        assert text.count(cli.api) == 1 and text.count(EXAMPLE_REPOSITORY) == 1, cli.name
+        text = text.replace(EXAMPLE_REPOSITORY, repository)
         manifest = yaml.safe_load(text.replace(cli.api, model_server.url))
         kubectl.apply(manifest, namespace)
         names[cli.name] = manifest["metadata"]["name"]
@@ -307,5 +331,10 @@ def test_each_clis_example_completes_as_written(
         name = names[cli.name]
         status = wait_finished(kubectl, namespace, name, timeout=FINISH_SECONDS)
         assert status["status"] == "completed", (cli.name, status)
-        [artifact] = phase_status(kubectl, namespace, f"{name}-0-checklist")["artifacts"]
+        checklist = phase_status(kubectl, namespace, f"{name}-0-checklist")
+        [artifact] = checklist["artifacts"]
         assert artifact["path"] == "checklist.md", cli.name
+        [entry] = checklist["repositories"]  # checked out on its branch, nothing to push
+        assert (entry["branch"], entry["commits"], entry.get("pushed")) == (
+            f"agentjobs/{name}", 0, None
+        ), cli.name  # fmt: skip

@@ -35,7 +35,6 @@ from tests.integration.images import PYTHON_GIT
 from tests.integration.operator_fixtures import (
     OperatorProcess,
     phase_status,
-    running,
     wait_finished,
 )
 from tests.integration.stored import stored_objects
@@ -80,14 +79,6 @@ def git_server(tmp_path: Path) -> Iterator[GitServer]:
     ) as served:
         served.create("service", {"src/app.py": "print(1)\n"})
         yield served
-
-
-@pytest.fixture
-def git_operator(
-    s3_env: dict[str, str], crds: None, namespace: str, tmp_path: Path
-) -> Iterator[OperatorProcess]:
-    extra = [f"--git-allow=http://{HOST_ADDRESS}:*/*"]
-    yield from running(OperatorProcess(s3_env, namespace, tmp_path / "operator.log", extra))
 
 
 def secret(kubectl: Kubectl, namespace: str, token: str) -> None:

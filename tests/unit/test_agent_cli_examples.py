@@ -40,3 +40,14 @@ def test_each_example_runs_its_clis_image(name: str, image: str, key: str, base_
     assert env[key].value_from is not None
     assert env[key].value_from.secret_key_ref is not None
     assert (env[base_url].value or "").startswith("https://")
+
+
+@pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli"])
+def test_each_example_works_on_a_repository_the_agent_holds_no_token_for(name: str) -> None:
+    manifest = yaml.safe_load((EXAMPLES / f"{name}.yaml").read_text())
+    spec = ExecutionSpec.model_validate(manifest["spec"])
+    [repository] = spec.repositories
+    assert repository.url.startswith("https://")
+    assert repository.credentials_secret is not None and repository.push is not None
+    assert not repository.agent_credentials
+    assert "/workspace/service" in (spec.phases[0].prompt or "")
