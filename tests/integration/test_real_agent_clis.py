@@ -71,16 +71,20 @@ def phase(cli: Cli, server: ModelServer, name: str, turns: list[Turn]) -> Phase:
 
 
 def for_each_cli(
-    kubectl: Kubectl, namespace: str, name: str, phases: Callable[[Cli], list[dict[str, Any]]]
+    kubectl: Kubectl,
+    namespace: str,
+    name: str,
+    phases: Callable[[Cli], list[dict[str, Any]]],
+    **spec: Any,
 ) -> dict[str, Any]:
-    """An Execution `<name>-<cli>` of `phases(cli)` for every CLI, applied together; once all
-    have finished, their statuses by CLI."""
+    """An Execution `<name>-<cli>` of `phases(cli)` (and the rest of `spec`) for every CLI,
+    applied together; once all have finished, their statuses by CLI."""
     for cli in CLIS:
         manifest = {
             "apiVersion": "agentjobs.io/v1alpha1",
             "kind": "Execution",
             "metadata": {"name": f"{name}-{cli.name}"},
-            "spec": {"phases": phases(cli)},
+            "spec": {"phases": phases(cli), **spec},
         }
         kubectl.apply(manifest, namespace)
     return {
@@ -284,6 +288,47 @@ def test_a_real_cli_grades_and_the_agent_revises_with_its_feedback(
         turns = [r for r in model_server.requests(phases[cli.name][1]) if r.turn]
         assert feedback not in json.dumps(turns[0].request.body), cli.name
         assert feedback in json.dumps(turns[2].request.body), cli.name
+
+
+def test_each_cli_commits_with_its_shell_tool_and_the_operator_pushes_its_work(
+    kubectl: Kubectl,
+    namespace: str,
+    git_operator: OperatorProcess,
+    model_server: ModelServer,
+    example_repository: GitServer,
+) -> None:
+    kubectl.run(
+        "create", "secret", "generic", "example-service-git", "-n", namespace,
+        f"--from-literal=token={EXAMPLE_TOKEN.value}",
+    )  # fmt: skip
+    commit = (
+        "cd /workspace/service && printf 'replicas: 2\\n' > deploy/replicas.yaml && "
+        "git add -A && git -c user.name=Agent -c user.email=agent@example.test "
+        'commit -q -m "Set replicas"'
+    )
+    # Its deliverable is the commit, told in its last message (R31 recovers it, R33 wants it).
+    told = "I set the replicas to two in deploy/replicas.yaml and committed that change.\n"
+    turns: list[Turn] = [RunShell(commit), Say((told, report(True, "replicas set")))]
+    repositories = [
+        {"name": "service", "url": example_repository.url("example-service"),
+         "credentialsSecret": {"name": "example-service-git"}, "push": {}}
+    ]  # fmt: skip
+    statuses = for_each_cli(
+        kubectl, namespace, "commit",
+        lambda cli: [phase(cli, model_server, "fix", turns)[0]], repositories=repositories,
+    )  # fmt: skip
+    for cli in CLIS:
+        assert statuses[cli.name]["status"] == "completed", (
+            cli.name,
+            statuses[cli.name]["taskOutcome"]["summary"],
+        )
+        [entry] = phase_status(kubectl, namespace, f"commit-{cli.name}-0-fix")["repositories"]
+        assert (entry["commits"], entry["pushed"]) == (1, True), (cli.name, entry)
+        branch = f"agentjobs/commit-{cli.name}"
+        assert example_repository.commits("example-service", branch)[0] == "Set replicas"
+        assert example_repository.changed_paths("example-service", branch) >= {
+            "deploy/replicas.yaml"
+        }
 
 
 EXAMPLE_REPOSITORY = "https://github.com/agentjobs/example-service.git"
