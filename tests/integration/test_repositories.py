@@ -11,7 +11,8 @@ Cases:
 - A push to the protected branch: the phase completes, pushed false with the server's words,
   taskOutcome partial_success with a permission blocker that needs the user.
 - A commit adding .github/workflows/ci.yml with a token lacking the grant: the branch is
-  pushed without it, workflowChangesQuarantined true, and workflow-changes.patch is stored.
+  pushed without it, workflowChangesQuarantined true, and workflow-changes.patch is stored;
+  with the grant, it is pushed as it is.
 - A wrong token ends the phase blocked (auth) with git's words, a missing ref blocked
   (config), and the agent's container never starts.
 """
@@ -41,6 +42,7 @@ from tests.integration.stored import stored_objects
 
 MARK = "agentjobs-canary-token-"
 PLAIN = Token(MARK + secrets.token_hex(8))
+GRANTED = Token("granted-" + secrets.token_hex(8), workflow=True)
 FINISH = """
 echo 'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "Committed."}'
 echo TASK_RESULT_END
@@ -75,7 +77,7 @@ git symbolic-ref --short HEAD > /workspace/artifacts/output/branch.txt
 @pytest.fixture
 def git_server(tmp_path: Path) -> Iterator[GitServer]:
     with GitServer(
-        tmp_path / "git", tokens=[PLAIN], host=HOST_ADDRESS, protected=["main"]
+        tmp_path / "git", tokens=[PLAIN, GRANTED], host=HOST_ADDRESS, protected=["main"]
     ) as served:
         served.create("service", {"src/app.py": "print(1)\n"})
         yield served
@@ -241,6 +243,21 @@ def test_a_workflow_change_is_quarantined_without_the_grant(
     root = f"namespaces/{namespace}/executions/ci/0-one/attempt-1/work/service/"
     patch = stored_objects(s3, root)[root + "workflow-changes.patch"].decode()
     assert "+++ b/.github/workflows/ci.yml" in patch and "src/app.py" not in patch
+
+
+def test_a_workflow_change_is_pushed_as_it_is_with_the_grant(
+    kubectl: Kubectl, namespace: str, git_operator: OperatorProcess, git_server: GitServer,
+) -> None:  # fmt: skip
+    secret(kubectl, namespace, GRANTED.value)
+    status = apply(
+        kubectl, namespace, "granted", git_server,
+        [phase("one", "Run CI", ".github/workflows/ci.yml")], push={},
+    )  # fmt: skip
+    assert status["status"] == "completed", status["conditions"]
+    [entry] = phase_status(kubectl, namespace, "granted-0-one")["repositories"]
+    assert (entry["pushed"], entry["workflowChangesQuarantined"]) == (True, False)
+    assert served(git_server, "agentjobs/granted") == entry["headCommit"]
+    assert ".github/workflows/ci.yml" in git_server.changed_paths("service", "agentjobs/granted")
 
 
 @pytest.mark.parametrize(
