@@ -297,10 +297,7 @@ def test_each_cli_commits_with_its_shell_tool_and_the_operator_pushes_its_work(
     model_server: ModelServer,
     example_repository: GitServer,
 ) -> None:
-    kubectl.run(
-        "create", "secret", "generic", "example-service-git", "-n", namespace,
-        f"--from-literal=token={EXAMPLE_TOKEN.value}",
-    )  # fmt: skip
+    example_secret(kubectl, namespace)
     commit = (
         "cd /workspace/service && printf 'replicas: 2\\n' > deploy/replicas.yaml && "
         "git add -A && git -c user.name=Agent -c user.email=agent@example.test "
@@ -335,6 +332,13 @@ EXAMPLE_REPOSITORY = "https://github.com/agentjobs/example-service.git"
 EXAMPLE_TOKEN = Token("example-token-0123456789")
 
 
+def example_secret(kubectl: Kubectl, namespace: str) -> None:
+    kubectl.run(
+        "create", "secret", "generic", "example-service-git", "-n", namespace,
+        f"--from-literal=token={EXAMPLE_TOKEN.value}",
+    )  # fmt: skip
+
+
 @pytest.fixture
 def example_repository(tmp_path: Path) -> Iterator[GitServer]:
     """The examples' repository, on the real git server where the pods reach it."""
@@ -352,10 +356,7 @@ def test_each_clis_example_completes_as_written(
 ) -> None:
     names = {}
     repository = example_repository.url("example-service")
-    kubectl.run(
-        "create", "secret", "generic", "example-service-git", "-n", namespace,
-        f"--from-literal=token={EXAMPLE_TOKEN.value}",
-    )  # fmt: skip
+    example_secret(kubectl, namespace)
     for cli in CLIS:
         key = f"key-{uuid.uuid4().hex}"
         model_server.script(key, [

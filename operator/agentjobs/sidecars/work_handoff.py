@@ -57,6 +57,17 @@ def _head(git_dir: git_repos.GitDirectory, branch: str, cap: int) -> str:
         return work_scan.resolve(git_dir, f"refs/heads/{head.branch}", packed, cap)
 
 
+def _record(started: hydration.Started) -> CheckoutRecord:
+    """What is known of a checkout before its work is read: where it started."""
+    return CheckoutRecord(
+        name=started.name,
+        base_ref=started.base_ref,
+        base_commit=started.base_commit,
+        since=started.since,
+        branch=started.branch,
+    )
+
+
 def _uncommitted(
     shadow: git_repos.ShadowGit, workspace: Path, name: str, head: str, scratch: Path
 ) -> Path | None:
@@ -82,25 +93,11 @@ def _one(
     limits: WorkLimits,
     store: StoreFile,
 ) -> CheckoutRecord:
-    record = CheckoutRecord(
-        name=started.name,
-        base_ref=started.base_ref,
-        base_commit=started.base_commit,
-        since=started.since,
-        branch=started.branch,
-    )
-    cap = limits.max_ref_file_bytes
+    record = _record(started)
     with git_repos.git_directory(workspace, started.name) as git_dir:
-        head = _head(git_dir, started.branch, cap)
+        head = _head(git_dir, started.branch, limits.max_ref_file_bytes)
         with git_dir.objects() as objects:
-            shadow = git_repos.ShadowGit(
-                scratch / "git",
-                objects,
-                shallow=git_dir.read("shallow", max_bytes=cap),
-                timeout=limits.git_timeout_seconds,
-                memory_bytes=limits.git_memory_bytes,
-                output_bytes=limits.max_patch_bytes,
-            )
+            shadow = work_scan.shadow_git(git_dir, objects, scratch, limits)
             counted = shadow.output(
                 ["rev-list", "--count", "--stdin"],
                 stdin=f"{head}\n^{started.since}\n".encode(),
@@ -174,14 +171,7 @@ def hand_off(
             git_checkout.GitFailed,
         ) as problem:
             logger.warning("repository %s: %s", started.name, problem)
-            record = CheckoutRecord(
-                name=started.name,
-                base_ref=started.base_ref,
-                base_commit=started.base_commit,
-                since=started.since,
-                branch=started.branch,
-                skipped=str(problem),
-            )
+            record = _record(started).model_copy(update={"skipped": str(problem)})
         logger.info("repository %s: %s", started.name, record.model_dump_json(exclude_none=True))
         records.append(record)
     return records

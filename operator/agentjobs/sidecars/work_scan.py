@@ -64,6 +64,21 @@ def _remote_tracking(
     return sorted(ids)
 
 
+def shadow_git(
+    git_dir: git_repos.GitDirectory, objects: int, scratch: Path, limits: WorkLimits
+) -> git_repos.ShadowGit:
+    """git on the agent's objects ``objects``, through a shadow directory in ``scratch``,
+    within ``limits``."""
+    return git_repos.ShadowGit(
+        scratch / "git",
+        objects,
+        shallow=git_dir.read("shallow", max_bytes=limits.max_ref_file_bytes),
+        timeout=limits.git_timeout_seconds,
+        memory_bytes=limits.git_memory_bytes,
+        output_bytes=limits.max_patch_bytes,
+    )
+
+
 class _Progress:
     """The record as far as it is known, so that a skipped repository keeps it."""
 
@@ -95,14 +110,7 @@ def _save(
     progress.note(branch=head.branch)
     packed = unpushed_work.parse_packed_refs(git_dir.read("packed-refs", max_bytes=cap) or b"")
     with git_dir.objects() as objects:
-        git = git_repos.ShadowGit(
-            scratch / "git",
-            objects,
-            shallow=git_dir.read("shallow", max_bytes=cap),
-            timeout=limits.git_timeout_seconds,
-            memory_bytes=limits.git_memory_bytes,
-            output_bytes=limits.max_patch_bytes,
-        )
+        git = shadow_git(git_dir, objects, scratch, limits)
         config_copy = scratch / "agent-config"
         config_copy.write_bytes(git_dir.read("config", max_bytes=cap) or b"")
         config = unpushed_work.parse_config_list(
