@@ -15,6 +15,9 @@ Cases:
   with the grant, it is pushed as it is.
 - A wrong token ends the phase blocked (auth) with git's words, a missing ref blocked
   (config), and the agent's container never starts.
+- A failed phase's commit is pushed and its patch kept; a retried attempt starts from the
+  failed attempt's commit, and the branch ends with both; a grader reads the graded
+  attempt's changes as a diff.
 """
 
 from __future__ import annotations
@@ -313,3 +316,20 @@ def test_a_grader_sees_the_graded_attempts_changes_as_a_diff(
     assert status["status"] == "completed", status["conditions"]
     outcome = phase_status(kubectl, namespace, "graded-0-one")["outcome"]
     assert outcome["result"] == "satisfied", outcome
+
+
+def test_a_retried_attempt_starts_from_the_failed_attempts_commits(
+    kubectl: Kubectl, namespace: str, git_operator: OperatorProcess, s3: Minio,
+    git_server: GitServer,
+) -> None:  # fmt: skip
+    secret(kubectl, namespace, PLAIN.value)
+    flaky = phase("one", "Attempt $AGENTJOBS_ATTEMPT", "ATTEMPTS.md")
+    flaky["command"] = ["sh", "-c", "set -e\nWORK=$(eval echo \"$WORK\")\n" + COMMIT + (
+        '[ "$AGENTJOBS_ATTEMPT" = 1 ] && { echo "The first attempt broke."; exit 1; }\n'
+    ) + FINISH]  # fmt: skip
+    flaky["retry"] = {"limit": 1, "backoffSeconds": 1}
+    status = apply(kubectl, namespace, "again", git_server, [flaky], push={})
+    assert status["status"] == "completed", status["conditions"]
+    [entry] = phase_status(kubectl, namespace, "again-0-one")["repositories"]
+    assert (entry["commits"], entry["pushed"]) == (2, True), entry
+    assert git_server.commits("service", "agentjobs/again")[:2] == ["Attempt 2", "Attempt 1"]

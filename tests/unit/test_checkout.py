@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentjobs.contract.repositories.checkout import checkouts, http_refusal, work_branch
+from agentjobs.contract.repositories.checkout import (
+    checkouts,
+    continued,
+    http_refusal,
+    work_branch,
+)
 from agentjobs.models.repositories import Repository, RepositoryStatus
 
 URL = "https://git.example.com/team/{}.git"
@@ -92,3 +97,13 @@ def test_the_work_branch_is_push_branch_or_named_after_the_execution() -> None:
     assert work_branch(SERVICE, "release-notes.v2") == "agentjobs/release-notes.v2"
     assert work_branch(DOCS, "release-notes") == "docs/notes"
     assert work_branch(repository("x", push={}), "e") == "agentjobs/e"
+
+
+def test_a_later_attempt_starts_where_the_attempt_before_left_each_repository() -> None:
+    (service, docs) = checkouts([SERVICE, DOCS], None, execution_name="e", earlier=[])
+    left = status("service", "c" * 40).model_copy(update={"bundle_base": "a" * 40})
+    again = continued([service, docs], [left, status("docs", None)])
+    assert again[0].handed is not None
+    assert (again[0].handed.commit, again[0].handed.since) == ("c" * 40, "a" * 40)
+    assert again[1] == docs  # the attempt before recorded no commit for it
+    assert continued([service], []) == [service]

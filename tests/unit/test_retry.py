@@ -20,6 +20,7 @@ from agentjobs.models.contract import (
     TaskOutcomeStatus,
     Usage,
 )
+from agentjobs.models.repositories import RepositoryStatus
 from agentjobs.models.resources import ArtifactStatus, PhaseResourceStatus, PhaseSettings
 from agentjobs.models.retry import AttemptRecord, RetryOn, RetryPolicy
 
@@ -169,6 +170,16 @@ def test_the_retrying_status_links_nothing_of_the_attempt_and_keeps_its_record()
     assert record.failure_classification is FailureClassification.PLATFORM
     running = next(c for c in status.conditions if c.type == "Running")
     assert running.message == f"attempt 1 ended {decision.reason}"
+    assert status.repositories is None
+
+
+def test_the_retrying_status_keeps_where_the_attempt_left_each_repository() -> None:
+    before = PhaseResourceStatus(status=PhaseStatus.RUNNING, attempt=1, pod_name="p-a1")
+    left = RepositoryStatus(name="service", url="https://g/s.git", head_commit="b" * 40)
+    ended = concluded().model_copy(update={"repositories": [left]})
+    record = retry.attempt_record(ended, number=1, pod_name="p-a1", reason="retried", now=NOW)
+    status = phase_status.retrying(before, ended, record=record, generation=1, now=NOW)
+    assert status.repositories == [left]
 
 
 def test_a_record_written_again_stays_one() -> None:

@@ -235,7 +235,8 @@ def retrying(
     now: datetime,
 ) -> PhaseResourceStatus:
     """The phase after a retried attempt: as it stood before the attempt (nothing of the
-    attempt links to the execution, R47), its usage added, the next attempt due."""
+    attempt links to the execution, R47), its usage added, the next attempt due; where the
+    attempt left each repository is kept, for the next one to start there (R63)."""
     return next_attempt(
         before,
         attempt=record.number + 1,
@@ -244,7 +245,7 @@ def retrying(
         now=now,
         attempts=retry.with_attempt(before.attempts, record),
         usage=usage.add(before.usage, concluded.usage),
-    )
+    ).model_copy(update={"repositories": concluded.repositories or before.repositories})
 
 
 def artifact_statuses(

@@ -14,6 +14,9 @@ Decisions where the issue is silent:
 - A resumed Execution's work branch is its own (``agentjobs/<resumed execution>``): its
   first phase starts from the commit its parent's last completed phase recorded, so the
   parent's branch is never pushed to by two Executions.
+- A phase's later attempt (a retry, R45, or a revision, R42) starts where the attempt
+  before it left each repository, not where the phase started: a revision revises that
+  work, and a retry after an attempt that pushed would otherwise be refused as moved.
 - ``http://`` sends the token in the clear: it is used only where one of the operator's
   ``--git-allow`` patterns matches the URL (loopback test servers); any other is refused
   before a pod is made, as a configuration blocker.
@@ -84,6 +87,20 @@ def checkouts(
         )
         for r in chosen
     ]
+
+
+def continued(
+    checkouts: Sequence[PhaseRepository], previous: Sequence[RepositoryStatus]
+) -> list[PhaseRepository]:
+    """A later attempt's checkouts: each from where the attempt before left it, if that
+    attempt recorded it."""
+    by_name = {entry.name: entry for entry in previous}
+    result = []
+    for checkout in checkouts:
+        entry = by_name.get(checkout.name)
+        work = handed_work(entry) if entry is not None else None
+        result.append(checkout if work is None else checkout.model_copy(update={"handed": work}))
+    return result
 
 
 def http_refusal(url: str, allowed: Sequence[str]) -> str | None:

@@ -76,8 +76,13 @@ async def create_pod(
     refused = _repositories_refused(ctx)
     if refused is not None:
         return refused
+    if spec.repositories and attempt.number > 1:
+        # A retry or a revision starts from where the last attempt left off; its sidecars'
+        # token may read that attempt's bundles.
+        continued = checkout.continued(spec.repositories, ctx.status.repositories or [])
+        spec = spec.model_copy(update={"repositories": continued})
     sidecars = await _prepare_storage(
-        ctx, attempt, owner, previous=revision.previous if revision else None
+        ctx, attempt, owner, previous=revision.previous if revision else None, spec=spec
     )
     if isinstance(sidecars, SystemFailure):
         return sidecars
