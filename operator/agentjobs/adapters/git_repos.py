@@ -221,19 +221,24 @@ class GitDirectory:
             os.close(descriptor)
 
 
-@contextmanager
-def work_tree(workspace: Path, repo: str) -> Iterator[int]:
-    """``<workspace>/<repo>``, opened as a directory without following a link."""
+def _directory_beneath(workspace: Path, relative: str, what: str) -> int:
+    """``<workspace>/<relative>``, a directory opened without following a link."""
     try:
         root = os.open(workspace, _DIRECTORY)
     except OSError as error:
         raise RepositoryProblem(f"the workspace cannot be opened: {error.strerror}") from None
     try:
-        descriptor = _open_beneath(root, repo, _DIRECTORY)
+        return _open_beneath(root, relative, _DIRECTORY)
     except OSError as error:
-        raise RepositoryProblem(f"its work tree cannot be opened: {error.strerror}") from None
+        raise RepositoryProblem(f"{what} cannot be opened: {error.strerror}") from None
     finally:
         os.close(root)
+
+
+@contextmanager
+def work_tree(workspace: Path, repo: str) -> Iterator[int]:
+    """``<workspace>/<repo>``, opened as a directory without following a link."""
+    descriptor = _directory_beneath(workspace, repo, "its work tree")
     try:
         yield descriptor
     finally:
@@ -243,16 +248,7 @@ def work_tree(workspace: Path, repo: str) -> Iterator[int]:
 @contextmanager
 def git_directory(workspace: Path, repo: str) -> Iterator[GitDirectory]:
     """``<workspace>/<repo>/.git``, opened without following a link."""
-    try:
-        root = os.open(workspace, _DIRECTORY)
-    except OSError as error:
-        raise RepositoryProblem(f"the workspace cannot be opened: {error.strerror}") from None
-    try:
-        descriptor = _open_beneath(root, f"{repo}/.git", _DIRECTORY)
-    except OSError as error:
-        raise RepositoryProblem(f"its .git cannot be opened: {error.strerror}") from None
-    finally:
-        os.close(root)
+    descriptor = _directory_beneath(workspace, f"{repo}/.git", "its .git")
     try:
         yield GitDirectory(descriptor, repo)
     finally:
