@@ -141,6 +141,18 @@ def check_out(
     _git(target, env, "remote", "add", "origin", url)
     base_ref = ref or "HEAD"
     shallow = [f"--depth={depth}"] if depth else []
+    _fetch(target, env, base_ref, shallow)
+    base_commit = _git(target, env, "rev-parse", "FETCH_HEAD^{commit}")
+    tracking = ref if ref is not None and not _COMMIT.fullmatch(ref) else "HEAD"
+    _git(target, env, "update-ref", f"refs/remotes/origin/{tracking}", base_commit)
+    if handed is not None:
+        base_commit = _handed_commit(target, env, handed, branch, shallow)
+    _git(target, env, "checkout", "-q", "-B", branch, base_commit)
+    return CheckedOut(base_ref=base_ref, base_commit=base_commit, branch=branch)
+
+
+def _fetch(target: Path, env: dict[str, str], ref: str, shallow: list[str]) -> None:
+    """The one ref (or commit) from origin, without tags or submodules."""
     _git(
         target,
         env,
@@ -151,15 +163,8 @@ def check_out(
         *shallow,
         "--end-of-options",  # a ref is never read as an option, whatever admitted it
         "origin",
-        base_ref,
+        ref,
     )
-    base_commit = _git(target, env, "rev-parse", "FETCH_HEAD^{commit}")
-    tracking = ref if ref is not None and not _COMMIT.fullmatch(ref) else "HEAD"
-    _git(target, env, "update-ref", f"refs/remotes/origin/{tracking}", base_commit)
-    if handed is not None:
-        base_commit = _handed_commit(target, env, handed, branch, shallow)
-    _git(target, env, "checkout", "-q", "-B", branch, base_commit)
-    return CheckedOut(base_ref=base_ref, base_commit=base_commit, branch=branch)
 
 
 def _has_commit(target: Path, env: dict[str, str], commit: str) -> bool:
@@ -174,17 +179,7 @@ def _handed_commit(
     target: Path, env: dict[str, str], handed: Handed, branch: str, shallow: list[str]
 ) -> str:
     if not _has_commit(target, env, handed.since):
-        _git(
-            target,
-            env,
-            "fetch",
-            "-q",
-            "--no-tags",
-            *shallow,
-            "--end-of-options",
-            "origin",
-            handed.since,
-        )
+        _fetch(target, env, handed.since, shallow)
     if handed.bundle is not None:
         # Unbundled rather than fetched: the file transport stays forbidden.
         heads = _git(target, env, "bundle", "unbundle", str(handed.bundle)).splitlines()
