@@ -103,3 +103,17 @@ def test_an_execution_lists_each_repository_as_the_last_phase_left_it() -> None:
     )
     assert shown == [status("docs", "2"), status("service", "3")]
     assert latest([None, []]) is None
+
+
+def test_a_hostile_record_is_read_as_untrusted() -> None:
+    forged = record(head="../../etc", pushed=True)
+    assert phase_entry(CHECKOUT, forged, bundle_url="s3://b/w") == phase_entry(
+        CHECKOUT, None, bundle_url=None
+    )
+    shouting = record(pushed=False, push_error="denied\x1b[2J\x00" + "x" * 5000)
+    entry = phase_entry(CHECKOUT, shouting, bundle_url=None)
+    assert entry.push_error is not None
+    assert "\x1b" not in entry.push_error and "\x00" not in entry.push_error
+    assert len(entry.push_error.encode()) <= 1024
+    work = unpushed(CHECKOUT, shouting)
+    assert work is not None and work.failure.message == entry.push_error

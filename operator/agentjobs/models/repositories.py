@@ -131,32 +131,38 @@ Repositories = Annotated[
 ]
 
 
+# A commit named by its full SHA-1 object id, as the harvester records it.
+CommitId = Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")]
+
+
 class HandedWork(KubernetesModel):
     """The work an earlier phase left on a repository's work branch: its last commit, the
     commit on the remote it builds on (``since``), and the git bundle of the commits between
     (None when there are none), stored with that phase's attempt."""
 
-    commit: str
-    since: str
-    bundle: str | None = None  # s3://bucket/key
-    bundle_sha256: str | None = None
+    commit: CommitId
+    since: CommitId
+    bundle: str | None = Field(default=None, max_length=MAX_URL_LENGTH)  # s3://bucket/key
+    bundle_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
 
 
 class PhaseRepository(KubernetesModel):
-    """One repository as a Phase checks it out (R63): the Execution's spec resolved for it."""
+    """One repository as a Phase checks it out (R63): the Execution's spec resolved for it.
+    Its fields are checked as the Execution's are, so that a Phase written by hand cannot
+    name a directory, a URL or a ref that an Execution could not."""
 
-    name: str
-    url: str
-    ref: str | None = None
-    depth: int | None = None
-    branch: str
+    name: RepositoryName
+    url: RepositoryUrl
+    ref: GitRef | None = None
+    depth: int | None = Field(default=None, ge=1, le=1_000_000)
+    branch: GitRef
     push: bool = False
-    credentials_secret: str | None = None
+    credentials_secret: SubdomainName | None = None
     agent_credentials: bool = False
     handed: HandedWork | None = None
     # A grader's checkout (R38): the commit whose diff to the checked-out one is written to
     # artifacts/changes/<name>.diff, the graded attempt's changes.
-    diff_from: str | None = None
+    diff_from: CommitId | None = None
 
 
 class RepositoryStatus(ContractModel):

@@ -135,6 +135,8 @@ def bundle_fetcher(store: PresignedStore) -> FetchBundle:
     def fetch(handed: HandedWork, target: Path) -> None:
         assert handed.bundle is not None
         location = ObjectLocation.parse(handed.bundle)
+        # Not waited out: a bundle that is gone (404) would hold the pod for ever; a failed
+        # checkout is a platform failure, which R45 retries.
         store.download(location, target, sha256=handed.bundle_sha256 or "")
 
     return fetch

@@ -11,17 +11,24 @@ Decisions where the issue is silent:
   sync was lost) passes on what it was handed: the next phase starts where this one did,
   never from an older commit.
 - A push fault the harvester names that this operator does not know is read as ``other``.
+- The harvester's record is written inside the agent's pod, so it is read as untrusted: a
+  record whose commits are not object ids is as none, and its words are cleaned and cut
+  before they reach a status.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agentjobs.contract.repositories.git_errors import GitFailure, GitFault
 from agentjobs.contract.repositories.push import UnpushedWork
+from agentjobs.contract.text import agent_text
 from agentjobs.models.repositories import PhaseRepository, RepositoryStatus
 from agentjobs.models.storage import CheckoutRecord
+
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass(frozen=True)
@@ -32,6 +39,15 @@ class PushResult:
     workflow_changes_quarantined: bool = False
 
 
+def _commits_named(record: CheckoutRecord) -> bool:
+    commits = (record.head, record.base_commit, record.since)
+    return all(c is not None and _OBJECT_ID.fullmatch(c) for c in commits)
+
+
+def _words(text: str) -> str:
+    return agent_text.cut(agent_text.clean(text), agent_text.SHORT_TEXT_BYTES)
+
+
 def phase_entry(
     checkout: PhaseRepository, record: CheckoutRecord | None, *, bundle_url: str | None
 ) -> RepositoryStatus:
@@ -39,7 +55,7 @@ def phase_entry(
     is stored."""
     handed = checkout.handed
     entry = RepositoryStatus(name=checkout.name, url=checkout.url, branch=checkout.branch)
-    if record is None or record.head is None:
+    if record is None or not _commits_named(record):
         if handed is None:
             return entry
         return entry.model_copy(
@@ -52,12 +68,12 @@ def phase_entry(
         )
     return entry.model_copy(
         update={
-            "base_ref": record.base_ref,
+            "base_ref": _words(record.base_ref),
             "base_commit": record.base_commit,
             "head_commit": record.head,
             "commits": record.commits,
             "pushed": record.pushed,
-            "push_error": record.push_error,
+            "push_error": _words(record.push_error) if record.push_error else None,
             "workflow_changes_quarantined": record.workflow_changes_quarantined,
             "uncommitted_changes": record.uncommitted_changes,
             "bundle": bundle_url if record.bundle is not None else None,
@@ -75,7 +91,7 @@ def unpushed(checkout: PhaseRepository, record: CheckoutRecord | None) -> Unpush
         fault = GitFault(record.push_fault or GitFault.OTHER)
     except ValueError:
         fault = GitFault.OTHER
-    message = record.push_error or "the push did not land"
+    message = _words(record.push_error or "the push did not land")
     return UnpushedWork(checkout.name, checkout.branch, GitFailure(fault, message))
 
 
