@@ -33,6 +33,7 @@ FIELDS = {
     "stream_intact",
     "agent_cli_error",
     "usage",
+    "turns",
     "task_outcome",
 }
 

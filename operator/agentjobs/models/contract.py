@@ -123,7 +123,8 @@ class Report(ContractModel):
 class FailureKind(StrEnum):
     """Why the system, not the agent, ended a phase (R36).
 
-    The first five are the recoverable kinds that R36 turns into ``blocked``.
+    The first five, and ``budget``, are the recoverable kinds that R36 turns into
+    ``blocked``.
     """
 
     AUTH = "auth"
@@ -138,6 +139,8 @@ class FailureKind(StrEnum):
     STREAM_BROKEN = "stream_broken"
     NO_USABLE_OUTPUT = "no_usable_output"
     MAX_TURNS = "max_turns"
+    BUDGET = "budget"  # R70: a spend limit stopped the agent
+    STUCK = "stuck"  # R70: the agent printed nothing for its idleSeconds
     AGENT_CLI_ERROR = "agent_cli_error"
     GRADER_FAILED = "grader_failed"
     OPERATOR_ERROR = "operator_error"  # R55: the operator could not judge the run

@@ -17,6 +17,10 @@ Decisions where the contract is silent:
 - In an event format, the last message (R13a) is the text, without report
   lines, of the last message of the agent (or terminal event text) that
   had any.
+
+Given ``limits``, the reader checks them after every event that spends
+(R70) and keeps the first one passed, with the line it was passed on, so
+the check is the same whatever the chunking.
 """
 
 from __future__ import annotations
@@ -25,12 +29,15 @@ import copy
 from dataclasses import dataclass
 from typing import Generic
 
+from agentjobs.contract.limits import guard
+from agentjobs.contract.limits.meter import UsageMeter
 from agentjobs.contract.reading import report_body, report_reader
 from agentjobs.contract.reading.transcripts import cli_error, formats
 from agentjobs.contract.reading.transcripts.event_lines import EventLines
 from agentjobs.contract.text import agent_text, lines
 from agentjobs.contract.text.blocks import BlockKind, Value
 from agentjobs.models.contract import Report, SystemFailure, TranscriptFormat, Usage
+from agentjobs.models.limits import ExecutionLimits, PriceTable
 
 EVENT_LINE_LIMIT = 8 * 1024 * 1024
 
@@ -45,30 +52,54 @@ class ReaderVerdict:
     terminal_event_seen: bool
     agent_cli_error: SystemFailure | None = None
     usage: Usage | None = None
+    turns: int | None = None
 
 
 @dataclass(frozen=True)
 class TranscriptFacts:
-    """What an event transcript says beside its blocks (R13a, R13d-R13f)."""
+    """What an event transcript says beside its blocks (R13a, R13d-R13f, R69)."""
 
     last_message: str | None
     terminal_event_seen: bool
     agent_cli_error: SystemFailure | None
     usage: Usage | None
     warnings: list[str]
+    turns: int | None = None
+
+
+@dataclass(frozen=True)
+class PassedAt:
+    """R70: the first limit the log passed, and the line (from 1) of the event that did."""
+
+    crossing: guard.Crossing
+    line: int
 
 
 class BlockTranscriptReader(Generic[Value]):
     """Feed a log in chunks of any size; read blocks of one kind from it."""
 
-    def __init__(self, kind: BlockKind[Value], transcript_format: TranscriptFormat) -> None:
+    def __init__(
+        self,
+        kind: BlockKind[Value],
+        transcript_format: TranscriptFormat,
+        *,
+        prices: PriceTable | None = None,
+        limits: ExecutionLimits | None = None,
+    ) -> None:
         self._format = transcript_format
         self._text_reader = report_reader.TextBlockReader(kind)
         self._events: EventLines | None = None
+        self._limits = limits
+        self.limit_passed: PassedAt | None = None
         sink: lines.LineSink = self._text_reader
         piece_limit = report_reader.LINE_PIECE_LIMIT
         if formats.has_events(transcript_format):
-            self._events = EventLines(self._text_reader, formats.decoder_for(transcript_format))
+            self._events = EventLines(
+                self._text_reader,
+                formats.decoder_for(transcript_format),
+                UsageMeter(prices),
+                self._check_limits if limits is not None else None,
+            )
             sink, piece_limit = self._events, EVENT_LINE_LIMIT
         self._input = lines.LineAssembler(sink, piece_limit=piece_limit)
         self._closed = False
@@ -77,6 +108,19 @@ class BlockTranscriptReader(Generic[Value]):
         if self._closed:
             raise ValueError("the reader was closed: no more bytes can be fed")
         self._input.feed(chunk)
+
+    def spent(self) -> guard.Spent:
+        """What the log has spent so far (R68, R69); nothing known for ``text``."""
+        if self._events is None:
+            return guard.Spent()
+        meter = self._events.meter
+        return guard.Spent.of(meter.usage, meter.turns, meter.cost)
+
+    def _check_limits(self) -> None:
+        if self.limit_passed is None and self._events is not None:
+            crossing = guard.passed(self._limits, self.spent())
+            if crossing is not None:
+                self.limit_passed = PassedAt(crossing, self._events.lines_read)
 
     @property
     def blocks_seen(self) -> int:
@@ -106,9 +150,15 @@ class BlockTranscriptReader(Generic[Value]):
                 f"{events.skipped_events} transcript lines over "
                 f"{EVENT_LINE_LIMIT} bytes were skipped"
             )
+        warnings.extend(events.meter.warnings())
         error = cli_error.classify(events.cli_error) if events.cli_error is not None else None
         return TranscriptFacts(
-            events.last_message, events.terminal_event_seen, error, events.usage, warnings
+            events.last_message,
+            events.terminal_event_seen,
+            error,
+            events.meter.usage,
+            warnings,
+            events.meter.turns,
         )
 
     def _cleaned_facts(self) -> TranscriptFacts:
@@ -122,14 +172,21 @@ class BlockTranscriptReader(Generic[Value]):
             agent_text.cleaned(error) if error is not None else None,
             facts.usage,
             facts.warnings,
+            facts.turns,
         )
 
 
 class TranscriptReader(BlockTranscriptReader[Report]):
     """An agent's log: its ``TASK_RESULT`` report and the run's facts."""
 
-    def __init__(self, transcript_format: TranscriptFormat = TranscriptFormat.TEXT) -> None:
-        super().__init__(report_body.TASK_RESULT, transcript_format)
+    def __init__(
+        self,
+        transcript_format: TranscriptFormat = TranscriptFormat.TEXT,
+        *,
+        prices: PriceTable | None = None,
+        limits: ExecutionLimits | None = None,
+    ) -> None:
+        super().__init__(report_body.TASK_RESULT, transcript_format, prices=prices, limits=limits)
 
     def standing_report(self) -> Report:
         return self.standing()
@@ -156,4 +213,5 @@ class TranscriptReader(BlockTranscriptReader[Report]):
             facts.terminal_event_seen,
             facts.agent_cli_error,
             facts.usage,
+            facts.turns,
         )

@@ -7,6 +7,7 @@ prints no cost has not said its run was free.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from decimal import Decimal
 
 from agentjobs.contract.text import agent_text
 from agentjobs.models.contract import Usage
@@ -42,3 +43,38 @@ def total(usages: Iterable[Usage | None]) -> Usage | None:
     for usage in usages:
         summed = add(summed, usage)
     return summed
+
+
+def growth(before: Usage | None, now: Usage | None) -> Usage | None:
+    """What ``now`` adds to ``before``, field by field (a count never shrinks); None when
+    nothing grew."""
+    if now is None:
+        return None
+    if before is None:
+        return now
+    grown: dict[str, float] = {}
+    for name in _FIELDS:
+        new, old = getattr(now, name), getattr(before, name)
+        if new is not None and new > (old or 0):
+            grown[name] = new - (old or 0)
+    return Usage.model_validate(grown) if grown else None
+
+
+def larger(left: Usage | None, right: Usage | None) -> Usage | None:
+    """The larger of the two, field by field."""
+    if left is None or right is None:
+        return left or right
+    return Usage.model_validate(
+        {
+            name: max(
+                (v for v in (getattr(left, name), getattr(right, name)) if v is not None),
+                default=None,
+            )
+            for name in _FIELDS
+        }
+    )
+
+
+def dollars(value: Decimal) -> float | None:
+    """A Decimal cost as a status holds it."""
+    return agent_text.cost(float(value))

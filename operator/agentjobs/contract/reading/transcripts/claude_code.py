@@ -8,8 +8,13 @@
   ``subtype`` (the auth failure says ``success``), or when its subtype is an
   ``error_*`` one; the message is in ``result`` (Claude Code) or ``error``
   (Amp).
-- Usage: the ``result``'s totals for the run (the ``assistant`` events' own
-  usage is part of them).
+- Usage: live, each ``assistant`` message's ``message.usage`` once per
+  ``message.id`` (a message split over several events repeats it; a subagent's
+  messages are spent too), on its ``message.model``. Claude Code prints a
+  message's usage as the message starts, so its output tokens are counted in
+  full only by the ``result``, whose totals (and ``total_cost_usd``) replace the
+  running sum.
+- Turns: each new ``message.id`` of the agent's own (not a subagent's).
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from agentjobs.contract.reading.transcripts.meaning import (
     type_of,
     usage_of,
 )
+from agentjobs.contract.text import usage as usage_sums
+from agentjobs.models.contract import Usage
 
 MAX_TURNS_SUBTYPE = "error_max_turns"
 
@@ -42,25 +49,55 @@ def identifies(event: JsonObject) -> bool:
 
 
 class ClaudeCodeDecoder:
+    def __init__(self) -> None:
+        self._message_id: str | None = None
+        self._message_usage: Usage | None = None  # what the open message has counted
+        self._turn_id: str | None = None  # the agent's own last message
+
     def decode(self, event: JsonObject) -> EventMeaning:
         event_type = type_of(event)
         if event_type == "assistant":
-            return _assistant(event)
+            return self._assistant(event)
         if event_type == "result":
             return _result(event)
         return NOTHING
 
+    def _assistant(self, event: JsonObject) -> EventMeaning:
+        message = object_of(event.get("message"))
+        if message is None:
+            return NOTHING
+        message_id = text_of(message.get("id"))
+        spent = self._spent(message_id, message.get("usage"))
+        model = text_of(message.get("model"))
+        if text_of(event.get("parent_tool_use_id")) is not None:  # a subagent's: spent only
+            return EventMeaning(usage=spent, model=model)
+        fresh = message_id is None or message_id != self._turn_id
+        self._turn_id = message_id
+        blocks = text_blocks(message.get("content"))
+        texts: tuple[AgentText, ...]
+        if message_id is None:  # Cursor: one event, one message
+            joined = "\n".join(block.text for block in blocks)
+            texts = (AgentText(joined),) if blocks else ()
+        else:
+            texts = tuple(AgentText(block.text, message=message_id) for block in blocks)
+        return EventMeaning(texts=texts, usage=spent, model=model, turns=1 if fresh else 0)
 
-def _assistant(event: JsonObject) -> EventMeaning:
-    message = object_of(event.get("message"))
-    if message is None or text_of(event.get("parent_tool_use_id")) is not None:
-        return NOTHING
-    blocks = text_blocks(message.get("content"))
-    message_id = text_of(message.get("id"))
-    if message_id is None:  # Cursor: one event, one message
-        joined = "\n".join(block.text for block in blocks)
-        return EventMeaning(texts=(AgentText(joined),) if blocks else ())
-    return EventMeaning(texts=tuple(AgentText(block.text, message=message_id) for block in blocks))
+    def _spent(self, message_id: str | None, raw: object) -> Usage | None:
+        """What this event adds to the running sum: a new message's usage, or what a
+        repeated one's grew by."""
+        counts = object_of(raw) or {}
+        now = usage_of(
+            input_tokens=counts.get("input_tokens"),
+            output_tokens=counts.get("output_tokens"),
+            cache_creation=counts.get("cache_creation_input_tokens"),
+            cache_read=counts.get("cache_read_input_tokens"),
+        )
+        if message_id is None or message_id != self._message_id:
+            self._message_id, self._message_usage = message_id, now
+            return now
+        growth = usage_sums.growth(self._message_usage, now)
+        self._message_usage = usage_sums.larger(self._message_usage, now)
+        return growth
 
 
 def _result(event: JsonObject) -> EventMeaning:
@@ -70,7 +107,7 @@ def _result(event: JsonObject) -> EventMeaning:
     usage = object_of(event.get("usage")) or {}
     return EventMeaning(
         terminal=Terminal(text=text_of(event.get("result")), error=error if failed else None),
-        usage=usage_of(
+        usage_total=usage_of(
             input_tokens=usage.get("input_tokens"),
             output_tokens=usage.get("output_tokens"),
             cache_creation=usage.get("cache_creation_input_tokens"),

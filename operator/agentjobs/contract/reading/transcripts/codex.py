@@ -6,6 +6,8 @@ Current shape: ``thread.started``, ``turn.started``, ``item.*`` events.
 - End: ``turn.completed`` (with the turn's usage) or ``turn.failed``
   (``error.message``). A top-level ``error`` event is not the end: Codex
   prints them while it retries ("Reconnecting... 2/5").
+- Turns: ``turn.started`` (``codex exec`` runs one turn per prompt). Usage
+  arrives only at a turn's end, and no event names the model.
 
 Older shape: ``{"id": ..., "msg": {"type": ...}}`` after a config summary.
 
@@ -78,6 +80,8 @@ class CodexDecoder:
         if event_type == "error":
             self._remember(event.get("message"))
             return NOTHING
+        if event_type == "turn.started":
+            return EventMeaning(turns=1)
         if event_type == "turn.completed":
             return EventMeaning(terminal=Terminal(), usage=_usage(event.get("usage")))
         if event_type == "turn.failed":

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any, Protocol
 
+from agentjobs.contract.limits.meter import UsageMeter
 from agentjobs.contract.reading import report_reader
 from agentjobs.contract.reading.transcripts.meaning import (
     AgentText,
@@ -30,8 +32,7 @@ from agentjobs.contract.reading.transcripts.meaning import (
     EventMeaning,
     Terminal,
 )
-from agentjobs.contract.text import agent_text, lines, usage
-from agentjobs.models.contract import Usage
+from agentjobs.contract.text import agent_text, lines
 
 
 class _RunningDigest:
@@ -68,9 +69,17 @@ def _as_block(text: str) -> bytes:
 class EventLines:
     """A :class:`~agentjobs.contract.text.lines.LineSink` for event transcripts."""
 
-    def __init__(self, text_reader: MessageSink, decoder: Decoder) -> None:
+    def __init__(
+        self,
+        text_reader: MessageSink,
+        decoder: Decoder,
+        meter: UsageMeter,
+        on_spent: Callable[[], None] | None = None,
+    ) -> None:
         self._text_reader = text_reader
         self._decoder = decoder
+        self.meter = meter
+        self._on_spent = on_spent  # told after each event that spent something (R70)
         self._text_input = lines.LineAssembler(
             text_reader, piece_limit=report_reader.LINE_PIECE_LIMIT
         )
@@ -86,7 +95,7 @@ class EventLines:
         self.last_message: str | None = None
         self.terminal_event_seen = False
         self.cli_error: CliError | None = None
-        self.usage: Usage | None = None
+        self.lines_read = 0  # lines begun, JSON or not: where a limit was passed (R70)
 
     # -- LineSink ---------------------------------------------------------
 
@@ -102,6 +111,7 @@ class EventLines:
             if line_end:
                 self._line(data)
                 return
+            self.lines_read += 1
             self._skipping_event = data.lstrip().startswith(b"{")
             if self._skipping_event:
                 self.skipped_events += 1
@@ -117,6 +127,7 @@ class EventLines:
     # -- events -------------------------------------------------------------
 
     def _line(self, line: bytes) -> None:
+        self.lines_read += 1
         stripped = line.strip()
         event: object = None
         if stripped.startswith(b"{"):
@@ -133,7 +144,17 @@ class EventLines:
     def _event(self, meaning: EventMeaning) -> None:
         for text in meaning.texts:
             self._text(text)
-        self.usage = usage.add(self.usage, meaning.usage)
+        if meaning.usage or meaning.usage_total or meaning.turns or meaning.model:
+            self.meter.observe(
+                usage=meaning.usage,
+                usage_total=meaning.usage_total,
+                model=meaning.model,
+                turns=meaning.turns,
+            )
+            if self._on_spent is not None and (
+                meaning.usage or meaning.usage_total or meaning.turns
+            ):
+                self._on_spent()
         if meaning.run_continues:
             self.terminal_event_seen = False
         if meaning.terminal is not None:

@@ -6,7 +6,9 @@
 - End: ``result``; ``status: "error"`` is a failed run, its message in
   ``error.message`` or else the last ``error`` event's (Gemini CLI can
   stream a whole answer and still end in error).
-- Usage: ``result.stats``; its ``input_tokens`` include the ``cached`` ones.
+- Usage: ``result.stats``, only at the end; its ``input_tokens`` include the
+  ``cached`` ones. The model is ``init``'s ``model``.
+- Turns: each assistant message (its first delta).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ def identifies(event: JsonObject) -> bool:
 class GeminiCliDecoder:
     def __init__(self) -> None:
         self._turn = 0  # deltas within one turn form one message
+        self._counted_turn = -1  # the last turn counted as an assistant turn
         self._last_error: str | None = None
 
     def decode(self, event: JsonObject) -> EventMeaning:
@@ -52,12 +55,17 @@ class GeminiCliDecoder:
             if event.get("delta") is True:
                 if content is None:
                     return NOTHING
+                fresh, self._counted_turn = self._counted_turn != self._turn, self._turn
                 return EventMeaning(
-                    texts=(AgentText(content, message=f"turn-{self._turn}", delta=True),)
+                    texts=(AgentText(content, message=f"turn-{self._turn}", delta=True),),
+                    turns=1 if fresh else 0,
                 )
             self._turn += 1
-            return EventMeaning(texts=(AgentText(content),) if content is not None else ())
+            texts = (AgentText(content),) if content is not None else ()
+            return EventMeaning(texts=texts, turns=1)
         self._turn += 1
+        if event_type == "init":
+            return EventMeaning(model=text_of(event.get("model")))
         if event_type == "error":
             message = text_of(event.get("message"))
             self._last_error = message[:ERROR_KEPT] if message else self._last_error

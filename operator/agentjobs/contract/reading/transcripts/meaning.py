@@ -51,11 +51,19 @@ class Terminal:
 @dataclass(frozen=True)
 class EventMeaning:
     """What one event says. ``run_continues`` takes back an earlier terminal event
-    (OpenCode: only the last ``step_finish`` counts)."""
+    (OpenCode: only the last ``step_finish`` counts).
+
+    Usage (R13f, R68): ``usage`` adds to the run's running sum; ``usage_total`` is the
+    CLI's own total for the run so far and replaces that sum. ``model`` is the model the
+    event's usage was spent on; ``turns`` counts the assistant turns it starts (R69).
+    """
 
     texts: tuple[AgentText, ...] = ()
     terminal: Terminal | None = None
     usage: Usage | None = None
+    usage_total: Usage | None = None
+    model: str | None = None
+    turns: int = 0
     run_continues: bool = False
 
 

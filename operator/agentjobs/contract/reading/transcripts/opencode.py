@@ -5,6 +5,7 @@
   ``reason: stop`` ends a run (a later one with another reason takes that
   back), and an ``error`` event ends it failed (OpenCode can still exit 0).
 - Usage: each ``step_finish``'s ``tokens`` and ``cost``.
+- Turns: each ``step_start`` (one call of the model).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class OpenCodeDecoder:
             if text is None:
                 return NOTHING
             return EventMeaning(texts=(AgentText(text, message=text_of(part.get("messageID"))),))
+        if event_type == "step_start":
+            return EventMeaning(turns=1)
         if event_type == "step_finish":
             tokens = object_of(part.get("tokens")) or {}
             cache = object_of(tokens.get("cache")) or {}

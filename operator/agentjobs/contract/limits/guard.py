@@ -1,0 +1,164 @@
+"""R67, R70: which limit a run has passed, how close it is to the others, and how a
+stop by a limit ends the attempt.
+
+A limit is passed when what was used exceeds it: ``maxTokens: 1000`` lets a run use
+1,000 tokens and stops it at the event that takes it past them; ``maxTurns: 3`` stops
+the agent as its fourth turn starts. Cost is checked before tokens and tokens before
+turns, so one event that passes two limits is told by the first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+from typing import TypeVar
+
+from agentjobs.models.contract import FailureKind, SystemFailure, Usage
+from agentjobs.models.limits import ExecutionLimits, Limits, LimitUse
+
+APPROACHING = Decimal("0.8")  # R71: an Event when a run passes this share of a limit
+
+
+class Limit(StrEnum):
+    """A limit, by its field's name."""
+
+    COST = "maxCostUsd"
+    TOKENS = "maxTokens"
+    TURNS = "maxTurns"
+    IDLE = "idleSeconds"
+
+
+BUDGETS = frozenset({Limit.COST, Limit.TOKENS})
+_ENDS: dict[Limit, tuple[FailureKind, str]] = {
+    Limit.COST: (FailureKind.BUDGET, "BudgetExceeded"),
+    Limit.TOKENS: (FailureKind.BUDGET, "BudgetExceeded"),
+    Limit.TURNS: (FailureKind.MAX_TURNS, "MaxTurns"),
+    Limit.IDLE: (FailureKind.STUCK, "Stuck"),
+}
+_UNITS = {Limit.COST: "USD", Limit.TOKENS: "tokens", Limit.TURNS: "turns", Limit.IDLE: "s"}
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What a run (or an Execution's runs, summed) has used; None where not known."""
+
+    cost_usd: Decimal | None = None
+    tokens: int | None = None
+    turns: int | None = None
+
+    @staticmethod
+    def of(usage: Usage | None, turns: int | None, cost: Decimal | None = None) -> Spent:
+        """From a usage (its cost, unless ``cost`` is given exactly) and a turn count."""
+        if cost is None and usage is not None and usage.cost_usd is not None:
+            cost = Decimal(repr(usage.cost_usd))
+        return Spent(cost, counted_tokens(usage), turns)
+
+    def plus(self, other: Spent) -> Spent:
+        return Spent(
+            _sum(self.cost_usd, other.cost_usd),
+            _sum(self.tokens, other.tokens),
+            _sum(self.turns, other.turns),
+        )
+
+
+N = TypeVar("N", int, Decimal)
+
+
+def _sum(left: N | None, right: N | None) -> N | None:
+    if left is None:
+        return right
+    if right is None:
+        return left
+    return left + right
+
+
+def counted_tokens(usage: Usage | None) -> int | None:
+    """R67: input (with cache writes) and output tokens; cache reads are not counted."""
+    if usage is None:
+        return None
+    counts = (usage.input_tokens, usage.cache_creation_input_tokens, usage.output_tokens)
+    if all(count is None for count in counts):
+        return None
+    return sum(count or 0 for count in counts)
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """R70: the limit a run passed, what it allowed and what was used then."""
+
+    limit: Limit
+    allowed: str
+    used: str
+
+    @property
+    def failure(self) -> SystemFailure:
+        """The attempt's system failure: ``budget`` (blocked), ``max_turns`` or ``stuck``."""
+        kind, code = _ENDS[self.limit]
+        unit = _UNITS[self.limit]
+        return SystemFailure(
+            kind=kind,
+            code=code,
+            message=f"the agent was stopped by its {self.limit} ({self.allowed} {unit}): "
+            f"it had used {self.used} {unit}",
+        )
+
+
+def _allowed(limits: ExecutionLimits) -> list[tuple[Limit, Decimal]]:
+    given = (
+        (Limit.COST, limits.max_cost_usd),
+        (Limit.TOKENS, limits.max_tokens),
+        (Limit.TURNS, limits.max_turns),
+    )
+    return [(limit, Decimal(value)) for limit, value in given if value is not None]
+
+
+def _used(spent: Spent, limit: Limit) -> Decimal | None:
+    value = {Limit.COST: spent.cost_usd, Limit.TOKENS: spent.tokens, Limit.TURNS: spent.turns}
+    used = value.get(limit)
+    return None if used is None else Decimal(used)
+
+
+def passed(limits: ExecutionLimits | None, spent: Spent) -> Crossing | None:
+    """The first limit ``spent`` exceeds, or None."""
+    for limit, allowed in _allowed(limits) if limits else ():
+        used = _used(spent, limit)
+        if used is not None and used > allowed:
+            return Crossing(limit, _text(allowed), _text(used))
+    return None
+
+
+def approaching(limits: ExecutionLimits | None, spent: Spent) -> list[Limit]:
+    """The limits ``spent`` has used at least 80% of."""
+    near = []
+    for limit, allowed in _allowed(limits) if limits else ():
+        used = _used(spent, limit)
+        if used is not None and used >= allowed * APPROACHING:
+            near.append(limit)
+    return near
+
+
+def idle(limits: Limits | None, silent_seconds: float) -> Crossing | None:
+    """R70: the agent has printed nothing for longer than its ``idleSeconds``."""
+    if limits is None or limits.idle_seconds is None or silent_seconds <= limits.idle_seconds:
+        return None
+    return Crossing(Limit.IDLE, str(limits.idle_seconds), str(int(silent_seconds)))
+
+
+def uses(limits: ExecutionLimits | None, spent: Spent) -> list[LimitUse]:
+    """Each spend limit set and how much of it was used, as the status shows them."""
+    return [
+        LimitUse(limit=limit.value, allowed=_text(allowed), used=_opt_text(_used(spent, limit)))
+        for limit, allowed in (_allowed(limits) if limits else ())
+    ]
+
+
+def _opt_text(value: Decimal | None) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _text(value: Decimal) -> str:
+    """A number as it reads best: integers whole, money to the cent's hundredth."""
+    if value == value.to_integral_value():
+        return str(value.quantize(Decimal(1)))
+    return str(value.quantize(Decimal("0.0001")).normalize())

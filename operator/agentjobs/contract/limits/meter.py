@@ -1,0 +1,112 @@
+"""R68, R69: what a run has spent so far, event by event, as its CLI reports it.
+
+Tokens add up as each event reports them, or are replaced by a total the CLI prints for
+the run (Claude Code's ``result``). The cost is the CLI's own where it reports one;
+otherwise it is computed from the price table for the model the event names (or the
+last one named). A single event on a model without a price makes the cost unknown
+(None) until a reported total replaces it: a partial sum would be a made-up cost.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from agentjobs.contract.limits import prices
+from agentjobs.contract.text import usage as usage_sums
+from agentjobs.models.contract import Usage
+from agentjobs.models.limits import PriceTable
+
+NO_MODEL = ""
+
+
+class UsageMeter:
+    """The running usage of one log; ``prices`` None when the operator has no table."""
+
+    def __init__(self, price_table: PriceTable | None = None) -> None:
+        self._prices = price_table
+        self._model: str | None = None
+        self._tokens: Usage | None = None  # counts only; the cost is kept apart
+        self._reported = Decimal(0)
+        self._computed = Decimal(0)
+        self._costed = False  # some cost was reported or computed
+        self.unpriced: set[str] = set()
+        self.turns = 0
+
+    def observe(
+        self,
+        *,
+        usage: Usage | None = None,
+        usage_total: Usage | None = None,
+        model: str | None = None,
+        turns: int = 0,
+    ) -> None:
+        if model:
+            self._model = model
+        self.turns += turns
+        if usage_total is not None:
+            self._replace(usage_total)
+        if usage is not None:
+            self._add(usage)
+
+    def _replace(self, total: Usage) -> None:
+        """A total the CLI printed: its counts replace the running ones it reports, its cost
+        (or, without one, its counts priced) replaces the running cost."""
+        counts = total.model_copy(update={"cost_usd": None})
+        if counts == Usage() and total.cost_usd is None:
+            return
+        running = self._tokens or Usage()
+        merged = Usage.model_validate(
+            {
+                name: getattr(counts, name)
+                if getattr(counts, name) is not None
+                else getattr(running, name)
+                for name in Usage.model_fields
+            }
+        )
+        self._tokens = None
+        self._reported, self._computed, self._costed = Decimal(0), Decimal(0), False
+        self.unpriced = set()
+        self._add(merged.model_copy(update={"cost_usd": total.cost_usd}))
+
+    def _add(self, more: Usage) -> None:
+        self._tokens = usage_sums.add(self._tokens, more.model_copy(update={"cost_usd": None}))
+        if more.cost_usd is not None:
+            self._reported += Decimal(repr(more.cost_usd))
+            self._costed = True
+            return
+        if more == Usage():
+            return
+        price = self._prices.models.get(self._model) if self._prices and self._model else None
+        if price is None:
+            self.unpriced.add(self._model or NO_MODEL)
+            return
+        self._computed += prices.cost(more, price)
+        self._costed = True
+
+    @property
+    def cost(self) -> Decimal | None:
+        """The run's cost so far; None when not known."""
+        if self.unpriced or not self._costed:
+            return None
+        return self._reported + self._computed
+
+    @property
+    def usage(self) -> Usage | None:
+        """The run's usage so far, its cost included where it is known (R13f)."""
+        cost = self.cost
+        if self._tokens is None:
+            return None if cost is None else Usage(cost_usd=float(cost))
+        return self._tokens.model_copy(
+            update={"cost_usd": None if cost is None else usage_sums.dollars(cost)}
+        )
+
+    def warnings(self) -> list[str]:
+        """Why the cost is not known, when a price table was given to know it."""
+        if self._prices is None or self.cost is not None or not self.unpriced:
+            return []
+        named = sorted(m for m in self.unpriced if m != NO_MODEL)
+        if NO_MODEL in self.unpriced and not named:
+            return ["the transcript names no model, so its cost is not known"]
+        return [
+            f"no price for model {m} in the price table, so the cost is not known" for m in named
+        ]
