@@ -118,10 +118,11 @@ def test_the_bound_on_what_it_judges_comes_before_every_costly_check(render: Ren
 # What a phase may set that the policy leaves alone: what the agent runs and how its run is
 # read, and placement, which the namespace's own admission (PodTolerationRestriction, quotas on
 # priority classes, ...) judges on the operator's pods as on anyone's. A phase's repositories
-# only narrow spec.repositories[], whose credentialsSecret is judged.
+# only narrow spec.repositories[], whose credentialsSecret is judged. Its limits only stop it
+# sooner (R70).
 UNJUDGED_SETTINGS = {
     "name", "prompt", "image", "command", "args", "resources", "timeoutSeconds", "repositories",
-    "transcriptFormat", "outputs", "workspace", "retry", "keepPods",
+    "transcriptFormat", "outputs", "workspace", "retry", "keepPods", "limits",
     "nodeSelector", "tolerations", "affinity", "priorityClassName", "runtimeClassName",
 }  # fmt: skip
 # Security fields the restricted Pod Security profile allows with any value.

@@ -30,6 +30,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from agentjobs.contract.limits import prices
 from devcluster import manifests
 from tests.chart.conftest import CHART, REPO, Render, run_helm, set_flags
 
@@ -430,3 +431,38 @@ def test_the_security_context_schemas_accept_every_kubernetes_field(
     definitions = json.loads((shipped / "v1.35.0-local" / "_definitions.json").read_text())
     theirs = set(definitions["$defs"][f"io.k8s.api.core.v1.{kubernetes}"]["properties"])
     assert ours == theirs
+
+
+def test_a_price_table_reaches_the_operator_as_a_file_it_can_read(render: Render) -> None:
+    objects = render(
+        {},
+        "--set-string", "priceTable.models.gemini-2\\.5-pro.input=1.25",
+        "--set-string", "priceTable.models.gemini-2\\.5-pro.output=10",
+    )  # fmt: skip
+    [config] = [
+        o for o in by_kind(objects, "ConfigMap") if o["metadata"]["name"].endswith("price-table")
+    ]
+    table = prices.parse(config["data"]["prices.yaml"])
+    assert table.models["gemini-2.5-pro"].output == "10"
+    assert "--price-table=/etc/agentjobs/price-table/prices.yaml" in operator_args(objects)
+    [deployment] = by_kind(objects, "Deployment")
+    pod = deployment["spec"]["template"]
+    assert "checksum/price-table" in pod["metadata"]["annotations"]
+    [volume] = [v for v in pod["spec"]["volumes"] if v["name"] == "price-table"]
+    assert volume["configMap"]["name"] == config["metadata"]["name"]
+
+
+def test_without_prices_there_is_no_table(render: Render) -> None:
+    objects = render()
+    assert not [o for o in by_kind(objects, "ConfigMap") if "price" in o["metadata"]["name"]]
+    assert not [a for a in operator_args(objects) if a.startswith("--price-table")]
+
+
+def test_a_price_that_is_not_a_decimal_is_refused(helm: Path) -> None:
+    result = run_helm(
+        helm, "template", "agentjobs", str(CHART), "--kube-version", "1.35.0",
+        "--set-string", "priceTable.models.m.input=cheap",
+        "--set-string", "priceTable.models.m.output=1",
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "priceTable/models/m/input" in result.stderr

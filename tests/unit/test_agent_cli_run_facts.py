@@ -123,6 +123,7 @@ def test_r13f_a_finished_phases_status_carries_its_usage() -> None:
         "cacheCreationInputTokens": None,
         "cacheReadInputTokens": None,
         "costUsd": 0.5,
+        "turns": None,
     }
 
 

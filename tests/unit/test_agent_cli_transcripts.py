@@ -65,6 +65,7 @@ FIXTURE_VERDICTS = {
             cache_creation_input_tokens=1200,
             cache_read_input_tokens=8800,
             cost_usd=0.0425,
+            turns=2,
         ),
     ),
     ("claude-code-auth-failure.jsonl", CLAUDE): Expected(
@@ -77,6 +78,7 @@ FIXTURE_VERDICTS = {
             cache_creation_input_tokens=0,
             cache_read_input_tokens=0,
             cost_usd=0.0,
+            turns=1,
         ),
     ),
     ("claude-code-max-turns.jsonl", CLAUDE): Expected(
@@ -89,16 +91,17 @@ FIXTURE_VERDICTS = {
             cache_creation_input_tokens=0,
             cache_read_input_tokens=52000,
             cost_usd=0.31,
+            turns=1,
         ),
     ),
     ("codex.jsonl", CODEX): Expected(
         ReportState.SUCCESS,
         "Renamed the config loader",
         None,
-        Usage(input_tokens=3000, output_tokens=450, cache_read_input_tokens=6000),
+        Usage(input_tokens=3000, output_tokens=450, cache_read_input_tokens=6000, turns=1),
     ),
     ("codex-usage-limit.jsonl", CODEX): Expected(
-        ReportState.NOT_REPORTED, None, FailureKind.RATE_LIMIT, None
+        ReportState.NOT_REPORTED, None, FailureKind.RATE_LIMIT, Usage(turns=1)
     ),
     ("codex-legacy.jsonl", CODEX): Expected(
         ReportState.SUCCESS,
@@ -110,7 +113,7 @@ FIXTURE_VERDICTS = {
         ReportState.SUCCESS,
         "I added a module docstring to util.py that explains what each helper is for.",
         None,
-        Usage(input_tokens=11000, output_tokens=300, cache_read_input_tokens=4000),
+        Usage(input_tokens=11000, output_tokens=300, cache_read_input_tokens=4000, turns=1),
     ),
     ("gemini-cli-quota.jsonl", GEMINI): Expected(
         ReportState.NOT_REPORTED,
@@ -128,10 +131,11 @@ FIXTURE_VERDICTS = {
             cache_creation_input_tokens=1200,
             cache_read_input_tokens=1200,
             cost_usd=0.003,
+            turns=2,
         ),
     ),
     ("opencode-error.jsonl", OPENCODE): Expected(
-        ReportState.NOT_REPORTED, None, FailureKind.CONFIG, None
+        ReportState.NOT_REPORTED, None, FailureKind.CONFIG, Usage(turns=1)
     ),
 }
 

@@ -33,7 +33,6 @@ FIELDS = {
     "stream_intact",
     "agent_cli_error",
     "usage",
-    "turns",
     "task_outcome",
 }
 

@@ -52,6 +52,7 @@ def test_r13f_usage_is_printed_with_the_status_names(capsys: pytest.CaptureFixtu
         "cacheCreationInputTokens": 1200,
         "cacheReadInputTokens": 8800,
         "costUsd": 0.0425,
+        "turns": 2,
     }
 
 

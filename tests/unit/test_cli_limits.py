@@ -64,7 +64,7 @@ def test_limits_not_passed_print_no_stop_and_their_use(
 ) -> None:
     printed = report(capsys, tmp_path, "--max-tokens", "10000", "--max-turns", "3")
     assert printed["stopped_at"] is None
-    assert printed["turns"] == 3
+    assert printed["usage"]["turns"] == 3
     assert [use["used"] for use in printed["limits"]] == ["450", "3"]
 
 

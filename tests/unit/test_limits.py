@@ -21,6 +21,7 @@ from agentjobs.contract.limits.meter import UsageMeter
 from agentjobs.contract.reading.transcript_reader import TranscriptReader
 from agentjobs.models.contract import FailureKind, TranscriptFormat, Usage
 from agentjobs.models.limits import ExecutionLimits, Limits, ModelPrice, PriceTable
+from agentjobs.models.resources import ExecutionSpec, PhaseSpec
 
 SONNET = "claude-sonnet-4-5-20250929"
 TABLE = PriceTable(
@@ -97,9 +98,8 @@ def test_claude_codes_result_replaces_the_running_sum_with_its_totals() -> None:
     ).close()
     # the fields it reports are replaced; the cache reads it does not report are kept
     assert verdict.usage == Usage(
-        input_tokens=20, output_tokens=40, cache_read_input_tokens=1000, cost_usd=0.25
+        input_tokens=20, output_tokens=40, cache_read_input_tokens=1000, cost_usd=0.25, turns=1
     )
-    assert verdict.turns == 1
 
 
 def test_a_run_stopped_before_its_result_keeps_what_its_messages_spent() -> None:
@@ -268,3 +268,10 @@ def test_a_cost_limit_is_a_decimal_string() -> None:
     assert Limits(max_cost_usd="12.50").max_cost_usd == "12.50"
     with pytest.raises(ValueError, match="pattern"):
         Limits(max_cost_usd="-1")
+
+
+def test_max_turns_is_refused_for_a_text_transcript_in_the_crd() -> None:
+    rules = json.dumps(ExecutionSpec.model_json_schema()) + json.dumps(
+        PhaseSpec.model_json_schema()
+    )
+    assert rules.count("limits.maxTurns needs an agent CLI") == 2

@@ -3,7 +3,9 @@
 Cases: the heartbeat is answered 200 and the timeout probe 503 (a failure for the
 kubelet), after which it exits 0 within seconds; SIGTERM ends it at once with 0;
 without the heartbeat it exits by itself; an IPv6 pod IP works; no pod IP is a clear
-error.
+error. R70: the stop probe passes until the stop file says anything (then fails, and the
+timekeeper exits soon after), and fails once its own timeout has passed; a held probe
+is answered as soon as the stop comes, and does not hold back the heartbeat.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -40,10 +43,10 @@ def free_port(host: str) -> int:
 
 
 @contextmanager
-def timekeeper(host: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+def timekeeper(host: str, *extra: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     port = free_port(host)
     env = {**os.environ, agent_timeout.POD_IP_VARIABLE: host}
-    process = subprocess.Popen([*AGENTJOBS, "timekeeper", "--port", str(port)], env=env)
+    process = subprocess.Popen([*AGENTJOBS, "timekeeper", "--port", str(port), *extra], env=env)
     base = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
     try:
         deadline = time.monotonic() + 10
@@ -107,3 +110,49 @@ def test_without_a_pod_ip_it_says_so() -> None:
     result = subprocess.run([*AGENTJOBS, "timekeeper"], env=env, capture_output=True, text=True)
     assert result.returncode == 2
     assert agent_timeout.POD_IP_VARIABLE in result.stderr
+
+
+def test_the_stop_probe_fails_once_the_stop_file_says_anything(tmp_path: Path) -> None:
+    stop = tmp_path / "reason"
+    stop.write_text("")  # the kubelet writes the file empty while there is no annotation
+    with timekeeper("127.0.0.1", "--stop-file", str(stop)) as (process, base):
+        for _ in range(3):
+            assert get(base + agent_timeout.HEARTBEAT_PATH) == 200
+            assert get(base + agent_timeout.STOP_PATH) == 200
+        stop.write_text("BudgetExceeded")
+        assert get(base + agent_timeout.STOP_PATH) == 503
+        get(base + agent_timeout.HEARTBEAT_PATH)
+        assert process.wait(timeout=AFTER_TIMEOUT_SECONDS + 2) == 0
+
+
+def test_the_stop_probe_fails_once_its_timeout_has_passed(tmp_path: Path) -> None:
+    args = ("--stop-file", str(tmp_path / "absent"), agent_timeout.TIMEOUT_ARGUMENT, "2")
+    with timekeeper("127.0.0.1", *args) as (_process, base):
+        assert get(base + agent_timeout.STOP_PATH) == 200
+        until = time.monotonic() + 2.1
+        while time.monotonic() < until:  # the agent runs on: its heartbeat keeps coming
+            assert get(base + agent_timeout.HEARTBEAT_PATH) == 200
+            time.sleep(0.3)
+        assert get(base + agent_timeout.STOP_PATH) == 503
+
+
+def test_a_held_stop_probe_is_answered_as_soon_as_the_stop_comes(tmp_path: Path) -> None:
+    stop = tmp_path / "reason"
+    stop.write_text("")
+    with timekeeper("127.0.0.1", "--stop-file", str(stop)) as (_process, base):
+        answers: list[tuple[int, float]] = []
+
+        def probe() -> None:
+            code = get(base + agent_timeout.STOP_PATH)
+            answers.append((code, time.monotonic()))
+
+        held = threading.Thread(target=probe)
+        held.start()
+        time.sleep(0.3)  # the probe is held while the file is watched
+        assert get(base + agent_timeout.HEARTBEAT_PATH) == 200  # the heartbeat is not held
+        written = time.monotonic()
+        stop.write_text("BudgetExceeded")
+        held.join(timeout=3)
+        [(code, at)] = answers
+        assert code == 503
+        assert at - written < 0.3  # at once, not at the next probe

@@ -80,7 +80,8 @@ these rules, and shows that taking away any one of them makes the operator fail.
   resources: ["phases/status"]
   verbs: ["patch"]
 # Pods: one per phase attempt; deleted on cancel and when they never start; patched to
-# remove the finalizer that keeps each one until its run is recorded.
+# remove the finalizer that keeps each one until its run is recorded, and to ask an agent
+# past one of its limits to stop (R70).
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["get", "list", "watch", "create", "delete", "patch"]

@@ -165,7 +165,6 @@ def verdict(args: argparse.Namespace) -> dict[str, Any]:
         "stream_intact": stream_intact,
         "agent_cli_error": verdict.agent_cli_error.message if verdict.agent_cli_error else None,
         "usage": verdict.usage.model_dump(mode="json", by_alias=True) if verdict.usage else None,
-        "turns": verdict.turns,
         "task_outcome": result.task_outcome.model_dump(mode="json"),
     }
     if result.artifacts is not None:

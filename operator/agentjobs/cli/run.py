@@ -18,9 +18,11 @@ from pydantic import BaseModel, ValidationError
 from agentjobs.adapters import log_records, metrics
 from agentjobs.adapters.log_records import LogFormat
 from agentjobs.contract.artifacts.bucket_policy import ALLOWED_BUCKETS_FLAG
+from agentjobs.contract.limits import prices
 from agentjobs.contract.notifications import targets
 from agentjobs.kube.pod_security import RESTRICTED_CONTAINER, RESTRICTED_POD, PodSecurity
 from agentjobs.models.kubernetes import PodSecurityContext, ResourceRequirements, SecurityContext
+from agentjobs.models.limits import PriceTable
 from agentjobs.models.output import HarvestLimits
 from agentjobs.runtime.config import CredentialsEndpoint, LeaderElection, OperatorConfig
 
@@ -201,6 +203,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "and metadata addresses never, in any IPv6 form)",
     )
     parser.add_argument(
+        "--price-table",
+        type=_price_table,
+        metavar="FILE",
+        help="what each model's tokens cost (YAML: models: {NAME: {input, output, cacheRead, "
+        "cacheWrite}} in dollars per million tokens), for agent CLIs that report tokens only "
+        "(R68); a model it does not list has no cost",
+    )
+    parser.add_argument(
         "--git-allow",
         action="append",
         default=[],
@@ -304,6 +314,16 @@ def credentials_endpoint(args: argparse.Namespace) -> CredentialsEndpoint:
     )
 
 
+def _price_table(path: str) -> PriceTable:
+    """The price table in ``path``; a file that cannot be used is a flag error (R68)."""
+    try:
+        return prices.parse(Path(path).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise argparse.ArgumentTypeError(f"{path}: {error.strerror or error}") from error
+    except prices.PriceTableError as error:
+        raise argparse.ArgumentTypeError(f"{path}: {error}") from error
+
+
 def leader_election(args: argparse.Namespace) -> LeaderElection | None:
     """The Lease and this replica's identity, from the flags; None: no leader election."""
     if args.leader_election is None:
@@ -356,6 +376,7 @@ def run(args: argparse.Namespace) -> int:
         webhook_secret_name=args.webhook_secret_name,
         webhook_backoff_seconds=args.webhook_backoff_seconds,
         default_ttl=args.ttl_seconds_after_finished,
+        price_table=args.price_table,
     )
     # Imported here, not at the top: kopf is heavy, and the sidecar commands must start fast.
     import kopf

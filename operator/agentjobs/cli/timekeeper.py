@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import sys
+from pathlib import Path
 
 from agentjobs.kube import agent_timeout
 from agentjobs.sidecars import timekeeper
@@ -19,6 +20,18 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=agent_timeout.TIMEKEEPER_PORT)
+    parser.add_argument(
+        "--stop-file",
+        type=Path,
+        metavar="FILE",
+        help="stop the agent once this file says anything (R70)",
+    )
+    parser.add_argument(
+        agent_timeout.TIMEOUT_ARGUMENT,
+        type=int,
+        metavar="N",
+        help="with --stop-file: stop the agent this long after the timekeeper started",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,7 +41,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"agentjobs: error: {agent_timeout.POD_IP_VARIABLE} is not set", file=sys.stderr)
         return 2
     try:
-        timekeeper.serve(host, args.port)
+        timekeeper.serve(
+            host,
+            args.port,
+            stop_file=args.stop_file,
+            timeout_seconds=args.timeout_seconds,
+        )
     except OSError as error:
         print(f"agentjobs: error: cannot serve on {host}:{args.port}: {error}", file=sys.stderr)
         return 1

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from agentjobs.contract.limits import guard
 from agentjobs.models.contract import (
     FailureClassification,
     PhaseStatus,
@@ -57,7 +58,10 @@ class RetryDecision:
 
 
 def retry_class(concluded: PhaseResourceStatus, *, interrupt_requested: bool) -> RetryOn | None:
-    """The class of an attempt's end a policy may retry, or None when none may (R45)."""
+    """The class of an attempt's end a policy may retry, or None when none may (R45).
+
+    R70: an attempt a spend limit or its turns stopped is never retried (another would
+    pass them too); one stopped as stuck is of its own class."""
     if concluded.status is PhaseStatus.INTERRUPTED:
         return None if interrupt_requested else RetryOn.INTERRUPTED
     if (
@@ -66,6 +70,9 @@ def retry_class(concluded: PhaseResourceStatus, *, interrupt_requested: bool) ->
     ):
         return None
     outcome = concluded.task_outcome
+    stop = guard.stopped_by(outcome.terminal_reason if outcome else None)
+    if stop is not None:
+        return RetryOn.STUCK if stop is guard.Limit.IDLE else None
     blocked = outcome is not None and outcome.status is TaskOutcomeStatus.BLOCKED
     return RetryOn.BLOCKED if blocked else RetryOn.PLATFORM
 

@@ -17,6 +17,14 @@ the agent's readiness probe, a heartbeat the kubelet sends only while the agent 
 exits once that heartbeat stops or the kill has begun. The harvester, a native sidecar,
 then gets the pod's grace for its last sync. A pod without a harvester needs none of this:
 its grace is the agent's short one.
+
+R70: a phase with live limits must be stoppable at any moment, by the operator, with the
+same short grace. Its agent's liveness probe then runs every second from the start
+(``STOP_PATH``), and the timekeeper (in every such pod) fails it once the pod carries the
+``agentjobs.io/stop`` annotation, which the kubelet writes into a downward API file only
+the timekeeper mounts, or once the timekeeper's own clock passes ``timeoutSeconds`` (it
+starts after the agent, so never early). A startup probe holds the liveness probe back
+until the timekeeper listens, so a slow start cannot kill the agent.
 """
 
 from __future__ import annotations
@@ -35,6 +43,15 @@ HEARTBEAT_PATH = "/agentjobs/agent-running"
 # What an agent that ignores SIGTERM gets after its time is up, before SIGKILL.
 STOP_GRACE_SECONDS = 2  # the least the kubelet gives (minimumGracePeriodInSeconds)
 POD_IP_VARIABLE = "AGENTJOBS_POD_IP"
+# R70: the operator's stop, in the pod's annotation, as the timekeeper reads it.
+STOP_PATH = "/agentjobs/stop"
+STOP_ANNOTATION = "agentjobs.io/stop"
+STOP_VOLUME = "agentjobs-stop"
+STOP_DIR = "/var/run/agentjobs/stop"
+STOP_FILE = f"{STOP_DIR}/reason"
+TIMEOUT_ARGUMENT = "--timeout-seconds"
+# How long the timekeeper may take to listen before the kubelet gives up on the agent.
+STARTUP_FAILURES = 600
 
 
 def _http_probe(path: str, **timing: int) -> dict[str, Any]:
@@ -64,31 +81,74 @@ def heartbeat_probe() -> dict[str, Any]:
     return _http_probe(HEARTBEAT_PATH, initialDelaySeconds=1)
 
 
-def timekeeper_container(base: dict[str, Any]) -> dict[str, Any]:
+def stop_probe() -> dict[str, Any]:
+    """R70: the agent's liveness probe in a stoppable pod: every second, failing once the
+    operator has asked for the stop or the timeout has passed."""
+    return _http_probe(STOP_PATH, terminationGracePeriodSeconds=STOP_GRACE_SECONDS)
+
+
+def startup_probe() -> dict[str, Any]:
+    """Holds the stop probe back until the timekeeper answers (a heartbeat too)."""
+    return {**_http_probe(HEARTBEAT_PATH), "failureThreshold": STARTUP_FAILURES}
+
+
+def timekeeper_container(
+    base: dict[str, Any], *, stoppable_within: int | None = None, stoppable: bool = False
+) -> dict[str, Any]:
     """The timekeeper, from the fields it shares with the sidecars (image, security
-    context, resources)."""
-    return {
+    context, resources); ``stoppable`` it reads the stop file and keeps the timeout
+    (``stoppable_within``) itself."""
+    args = ["timekeeper", "--port", str(TIMEKEEPER_PORT)]
+    container: dict[str, Any] = {
         "name": TIMEKEEPER_CONTAINER,
         **base,
-        "args": ["timekeeper", "--port", str(TIMEKEEPER_PORT)],
         "env": [
             {"name": POD_IP_VARIABLE, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
         ],
+    }
+    if stoppable:
+        args += ["--stop-file", STOP_FILE]
+        if stoppable_within is not None:
+            args += [TIMEOUT_ARGUMENT, str(stoppable_within)]
+        container["volumeMounts"] = [{"name": STOP_VOLUME, "mountPath": STOP_DIR, "readOnly": True}]
+    container["args"] = args
+    return container
+
+
+def _stop_volume() -> dict[str, Any]:
+    field = f"metadata.annotations['{STOP_ANNOTATION}']"
+    return {
+        "name": STOP_VOLUME,
+        "downwardAPI": {"items": [{"path": "reason", "fieldRef": {"fieldPath": field}}]},
     }
 
 
 def enforce(
     pod_spec: dict[str, Any],
     agent: dict[str, Any],
-    timeout_seconds: int,
+    timeout_seconds: int | None,
     *,
     timekeeper: dict[str, Any] | None,
+    stoppable: bool = False,
 ) -> None:
-    """Add what stops ``agent`` at its timeout to a pod spec built without it.
+    """Add what stops ``agent`` at its timeout (and, ``stoppable``, when the operator asks,
+    R70) to a pod spec built without it.
 
     ``timekeeper`` (see timekeeper_container) is given when a harvester needs the
-    pod's long grace.
+    pod's long grace, and always when ``stoppable``.
     """
+    if stoppable:
+        assert timekeeper is not None, "a stoppable pod needs its timekeeper"
+        agent["startupProbe"] = startup_probe()
+        agent["livenessProbe"] = stop_probe()
+        agent["readinessProbe"] = heartbeat_probe()
+        pod_spec["volumes"].append(_stop_volume())
+        pod_spec["containers"].append(
+            timekeeper_container(timekeeper, stoppable_within=timeout_seconds, stoppable=True)
+        )
+        pod_spec.setdefault("terminationGracePeriodSeconds", STOP_GRACE_SECONDS)
+        return
+    assert timeout_seconds is not None
     agent["livenessProbe"] = timeout_probe(timeout_seconds)
     if timekeeper is None:
         pod_spec["terminationGracePeriodSeconds"] = STOP_GRACE_SECONDS
@@ -102,11 +162,16 @@ def _time(value: Any) -> datetime | None:
 
 
 def _agent_timeout(pod: dict[str, Any]) -> int | None:
-    """The timeoutSeconds the agent's probe enforces (only the agent has that probe)."""
+    """The timeoutSeconds the agent's probe enforces (only the agent has that probe), or
+    the timekeeper of a stoppable pod keeps."""
     for spec in pod.get("spec", {}).get("containers") or []:
         probe = spec.get("livenessProbe") or {}
         if (probe.get("httpGet") or {}).get("path") == TIMEOUT_PATH:
             return int(probe.get("initialDelaySeconds") or 0)
+        args = spec.get("args") or []
+        if spec.get("name") == TIMEKEEPER_CONTAINER and TIMEOUT_ARGUMENT in args[:-1]:
+            value = args[args.index(TIMEOUT_ARGUMENT) + 1]
+            return int(value) if str(value).isdigit() else None
     return None
 
 

@@ -87,6 +87,15 @@ _PREPARE_WORKSPACE = (
 
 
 @dataclass(frozen=True)
+class Stopper:
+    """R70: the phase has live limits, so its agent can be stopped at any moment; its
+    timekeeper runs from this image (the operator's)."""
+
+    image: str
+    resources: ResourceRequirements | None = None
+
+
+@dataclass(frozen=True)
 class Sidecars:
     """The containers added when artifacts are stored: an input fetcher and the harvester."""
 
@@ -306,8 +315,10 @@ def phase_pod(
     pod_name: str | None = None,
     config_map_name: str | None = None,
     container: str = AGENT_CONTAINER,
+    stopper: Stopper | None = None,
 ) -> dict[str, Any]:
-    """The pod that runs one attempt of a phase; ``pull_secrets`` are the operator's.
+    """The pod that runs one attempt of a phase; ``pull_secrets`` are the operator's;
+    ``stopper`` makes its agent stoppable by the operator (R70).
 
     A grader (R38) runs in a pod built here too, from the spec its outcome gives
     (:mod:`agentjobs.contract.grading.grader`), named ``pod_name``, with its own ConfigMap,
@@ -377,16 +388,23 @@ def phase_pod(
         if sidecars.repositories:
             pod_spec["volumes"] += pod_repositories.volumes(sidecars.repositories)
         pod_spec["terminationGracePeriodSeconds"] = STORAGE_GRACE_SECONDS
-    if spec.timeout_seconds is not None:
+    if spec.timeout_seconds is not None or stopper is not None:
         # Not activeDeadlineSeconds: it would give the agent the harvester's long grace.
         timekeeper = None
-        if sidecars is not None:
+        keeper_from = stopper or sidecars
+        if keeper_from is not None:
             timekeeper = {
-                "image": sidecars.image,
+                "image": keeper_from.image,
                 "securityContext": pod_security.as_json(security.container),
-                **_resources(sidecars.resources),
+                **_resources(keeper_from.resources),
             }
-        agent_timeout.enforce(pod_spec, agent, spec.timeout_seconds, timekeeper=timekeeper)
+        agent_timeout.enforce(
+            pod_spec,
+            agent,
+            spec.timeout_seconds,
+            timekeeper=timekeeper,
+            stoppable=stopper is not None,
+        )
     return {
         "apiVersion": "v1",
         "kind": "Pod",

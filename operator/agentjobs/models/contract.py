@@ -154,6 +154,7 @@ class Usage(ContractModel):
     cache_creation_input_tokens: int | None = None
     cache_read_input_tokens: int | None = None
     cost_usd: float | None = None
+    turns: int | None = None  # R69: the assistant turns the transcript marked
 
 
 class SystemFailure(ContractModel):

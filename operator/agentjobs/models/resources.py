@@ -39,6 +39,7 @@ from agentjobs.models.kubernetes import (
     SecurityContext,
     SubdomainName,
 )
+from agentjobs.models.limits import Limits, LimitUse
 from agentjobs.models.notifications import MAX_TARGETS, NotificationRecord, NotifyTarget
 from agentjobs.models.repositories import (
     MAX_REPOSITORIES,
@@ -54,6 +55,10 @@ GROUP = "agentjobs.io"
 VERSION = "v1alpha1"
 API_VERSION = f"{GROUP}/{VERSION}"
 MAX_PHASES = 32
+MAX_TURNS_NEEDS_EVENTS = (
+    "limits.maxTurns needs an agent CLI's transcript: a text log marks no turns; "
+    "set the phase's transcriptFormat, or remove maxTurns"
+)
 
 
 def cel(rule: str, message: str, **extra: str) -> dict[str, str]:
@@ -111,6 +116,7 @@ class PhaseSettings(KubernetesModel):
     runtime_class_name: placement.ClassName | None = None
     workspace: placement.Workspace | None = None
     retry: RetryPolicy | None = None  # R45
+    limits: Limits | None = None  # R67
     # With storage, an ended phase's pods are deleted (their logs are stored) unless this is set.
     keep_pods: bool | None = None
 
@@ -198,6 +204,15 @@ class ExecutionSpec(KubernetesModel):
                 "repositories cannot be changed once the execution exists: create a new Execution",
                 reason="FieldValueForbidden",
             ),
+            cel(
+                "self.phases.all(p, !((has(p.limits) && has(p.limits.maxTurns))"
+                " || (has(self.defaults) && has(self.defaults.limits)"
+                " && has(self.defaults.limits.maxTurns)))"
+                " || (has(p.transcriptFormat) ? p.transcriptFormat != 'text'"
+                " : (has(self.defaults) && has(self.defaults.transcriptFormat)"
+                " && self.defaults.transcriptFormat != 'text')))",
+                MAX_TURNS_NEEDS_EVENTS,
+            ),
             # R48: what it inherited is recorded once, from the parent named here.
             cel(
                 "has(self.resumeFrom) == has(oldSelf.resumeFrom)"
@@ -236,6 +251,16 @@ class ExecutionSpec(KubernetesModel):
 
 class PhaseSpec(PhaseSettings):
     """A Phase as the operator creates it: one phase of an Execution, defaults applied."""
+
+    model_config = KubernetesModel.model_config | {
+        "json_schema_extra": validations(
+            cel(
+                "!(has(self.limits) && has(self.limits.maxTurns))"
+                " || (has(self.transcriptFormat) && self.transcriptFormat != 'text')",
+                MAX_TURNS_NEEDS_EVENTS,
+            )
+        )
+    }
 
     execution_name: SubdomainName
     index: int = Field(ge=0)
@@ -294,6 +319,8 @@ class LogProgress(ContractModel):
     bytes_read: int = Field(ge=0)
     sha256: str
     reports_read: int = Field(default=0, ge=0)
+    # R70: the operator asked for the agent's stop, because of this limit.
+    stopped_by: SystemFailure | None = None
 
 
 class RunCheckpoint(ContractModel):
@@ -332,6 +359,7 @@ class PhaseResourceStatus(ContractModel):
     reported_failure_reason: FailureReason | None = None
     task_outcome: TaskOutcome | None = None
     usage: Usage | None = None
+    limits: list[LimitUse] = []  # R70: each limit set and how much of it was used
     outcome: outcomes.PhaseOutcome | None = None
     # At most the first ARTIFACTS_LISTED, in path order; every one is in ``handoff``.
     artifacts: list[ArtifactStatus] = []

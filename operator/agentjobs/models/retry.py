@@ -27,6 +27,7 @@ class RetryOn(StrEnum):
     PLATFORM = "platform"  # failed, classified platform, its outcome not blocked
     BLOCKED = "blocked"  # failed, its outcome blocked (a rate limit, a transient fault)
     INTERRUPTED = "interrupted"  # R22a, from outside: a deleted pod, a lost node
+    STUCK = "stuck"  # R70: stopped after its idleSeconds without a byte; only when listed
 
 
 def _bounded(low: int, high: int, message: str) -> Any:
@@ -68,7 +69,7 @@ class RetryPolicy(KubernetesModel):
     limit: Retries = 0
     on: list[RetryOn] = Field(
         default=[RetryOn.PLATFORM, RetryOn.BLOCKED],
-        max_length=3,
+        max_length=4,
         json_schema_extra={"x-kubernetes-list-type": "set"},
     )
     backoff_seconds: BackoffSeconds = DEFAULT_BACKOFF_SECONDS

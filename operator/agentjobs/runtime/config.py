@@ -7,6 +7,7 @@ from pathlib import Path
 
 from agentjobs.kube.pod_security import PodSecurity
 from agentjobs.models.kubernetes import ResourceRequirements
+from agentjobs.models.limits import PriceTable
 from agentjobs.models.output import DEFAULT_HARVEST_LIMITS, HarvestLimits
 
 # R58: how much of one attempt's log is spooled and stored: generous for any real agent, and
@@ -87,3 +88,5 @@ class OperatorConfig:
     # An Execution without its own ttlSecondsAfterFinished is deleted this long after it
     # finished (None: kept until someone deletes it).
     default_ttl: int | None = None
+    # R68: what each model's tokens cost, for CLIs that report tokens only (None: no table).
+    price_table: PriceTable | None = None

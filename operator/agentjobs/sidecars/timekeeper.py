@@ -6,6 +6,13 @@ timeout probe (the agent's liveness probe, first sent at the deadline) with 503.
 exits 0 once the heartbeat has stopped (the agent ended), shortly after it failed the
 timeout probe (the kubelet is then stopping the agent with the probe's grace), or on
 SIGTERM; its exit is what lets the harvester's last sync begin.
+
+In a stoppable pod (R70) the agent's liveness probe asks every second (``STOP_PATH``):
+it is answered 503 once the stop file (the pod's ``agentjobs.io/stop`` annotation, written
+by the kubelet) says anything, or once ``timeout_seconds`` have passed since the
+timekeeper started; 200 before. The answer is held back for up to ``STOP_POLL_SECONDS``
+while the file is watched, so a stop is answered within milliseconds, not at the next
+probe: the kubelet sends the next probe a period after the last one began.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 
 from agentjobs.kube import agent_timeout
@@ -29,6 +37,9 @@ SILENCE_SECONDS = 3.0
 # The kubelet starts the kill as soon as the probe fails; the timekeeper must still be
 # running then, or the kubelet would kill the whole pod with the pod's grace.
 AFTER_TIMEOUT_SECONDS = 2.0
+# Within the probe's 1 s timeout, so a held answer is never a failure of its own.
+STOP_POLL_SECONDS = 0.8
+STOP_POLL_INTERVAL = 0.02
 
 
 @dataclass
@@ -38,6 +49,8 @@ class Timekeeper:
     started: float
     last_heartbeat: float | None = None
     timed_out_at: float | None = None
+    stop_file: Path | None = None
+    timeout_seconds: int | None = None
 
     def heartbeat(self, now: float) -> None:
         self.last_heartbeat = now
@@ -45,6 +58,19 @@ class Timekeeper:
     def timeout(self, now: float) -> None:
         if self.timed_out_at is None:
             self.timed_out_at = now
+
+    def stop_reason(self, now: float) -> str | None:
+        """Why the agent must stop now (R70), or None while it may run on."""
+        if self.stop_file is not None:
+            try:
+                reason = self.stop_file.read_text(encoding="utf-8", errors="replace").strip()
+            except OSError:
+                reason = ""
+            if reason:
+                return f"stopped by the operator: {reason[:200]}"
+        if self.timeout_seconds is not None and now - self.started >= self.timeout_seconds:
+            return "the agent's timeoutSeconds is up"
+        return None
 
     def done(self, now: float) -> bool:
         if self.timed_out_at is not None and now - self.timed_out_at >= AFTER_TIMEOUT_SECONDS:
@@ -62,12 +88,25 @@ def _handler(
                 keeper.heartbeat(clock())
                 self._answer(200, b"the agent is running\n")
             elif self.path == agent_timeout.TIMEOUT_PATH:
-                if keeper.timed_out_at is None:
-                    log.info("the agent's timeoutSeconds is up; the kubelet stops it now")
-                keeper.timeout(clock())
-                self._answer(503, b"the agent's timeoutSeconds is up\n")
+                self._stop("the agent's timeoutSeconds is up")
+            elif self.path == agent_timeout.STOP_PATH:
+                reason = keeper.stop_reason(clock())
+                until = clock() + STOP_POLL_SECONDS
+                while reason is None and clock() < until:
+                    time.sleep(STOP_POLL_INTERVAL)
+                    reason = keeper.stop_reason(clock())
+                if reason is None:
+                    self._answer(200, b"the agent may run on\n")
+                else:
+                    self._stop(reason)
             else:
                 self._answer(404, b"not found\n")
+
+        def _stop(self, reason: str) -> None:
+            if keeper.timed_out_at is None:
+                log.info("%s; the kubelet stops the agent now", reason)
+            keeper.timeout(clock())
+            self._answer(503, f"{reason}\n".encode())
 
         def _answer(self, code: int, body: bytes) -> None:
             self.send_response(code)
@@ -82,20 +121,37 @@ def _handler(
     return Probes
 
 
-class _IPv6Server(http.server.HTTPServer):
+class _Server(http.server.ThreadingHTTPServer):
+    """One thread per probe: a held stop probe must not hold back the heartbeat."""
+
+    daemon_threads = True
+
+
+class _IPv6Server(_Server):
     address_family = socket.AF_INET6  # an IPv6 pod IP
 
 
-def serve(host: str, port: int, clock: Callable[[], float] = time.monotonic) -> None:
+def serve(
+    host: str,
+    port: int,
+    clock: Callable[[], float] = time.monotonic,
+    *,
+    stop_file: Path | None = None,
+    timeout_seconds: int | None = None,
+) -> None:
     """Answer probes until done; SIGTERM ends it at once."""
-    keeper = Timekeeper(started=clock())
+    keeper = Timekeeper(
+        started=clock(),
+        stop_file=stop_file,
+        timeout_seconds=timeout_seconds,
+    )
     stopping: list[int] = []
 
     def on_term(signum: int, frame: FrameType | None) -> None:
         stopping.append(signum)
 
     signal.signal(signal.SIGTERM, on_term)
-    server_class = _IPv6Server if ":" in host else http.server.HTTPServer
+    server_class = _IPv6Server if ":" in host else _Server
     with server_class((host, port), _handler(keeper, clock)) as server:
         server.timeout = 0.2
         log.info("answering the agent's probes on %s:%d", host, port)

@@ -48,11 +48,11 @@ class Spent:
     turns: int | None = None
 
     @staticmethod
-    def of(usage: Usage | None, turns: int | None, cost: Decimal | None = None) -> Spent:
-        """From a usage (its cost, unless ``cost`` is given exactly) and a turn count."""
+    def of(usage: Usage | None, cost: Decimal | None = None) -> Spent:
+        """From a usage (its cost, unless ``cost`` is given exactly)."""
         if cost is None and usage is not None and usage.cost_usd is not None:
             cost = Decimal(repr(usage.cost_usd))
-        return Spent(cost, counted_tokens(usage), turns)
+        return Spent(cost, counted_tokens(usage), usage.turns if usage else None)
 
     def plus(self, other: Spent) -> Spent:
         return Spent(
@@ -102,6 +102,23 @@ class Crossing:
             message=f"the agent was stopped by its {self.limit} ({self.allowed} {unit}): "
             f"it had used {self.used} {unit}",
         )
+
+
+def watched(limits: Limits | None) -> bool:
+    """Whether any limit is set, so the agent must be stoppable while it runs."""
+    return limits is not None and any(
+        value is not None
+        for value in (limits.max_cost_usd, limits.max_tokens, limits.max_turns, limits.idle_seconds)
+    )
+
+
+def stopped_by(terminal_reason: str | None) -> Limit | None:
+    """The limit an outcome's terminal reason says stopped its attempt, or None (a budget
+    stop reads as the cost limit)."""
+    for limit, (_, code) in _ENDS.items():
+        if code == terminal_reason:
+            return limit
+    return None
 
 
 def _allowed(limits: ExecutionLimits) -> list[tuple[Limit, Decimal]]:

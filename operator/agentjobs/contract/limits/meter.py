@@ -94,11 +94,13 @@ class UsageMeter:
     def usage(self) -> Usage | None:
         """The run's usage so far, its cost included where it is known (R13f)."""
         cost = self.cost
-        if self._tokens is None:
-            return None if cost is None else Usage(cost_usd=float(cost))
-        return self._tokens.model_copy(
-            update={"cost_usd": None if cost is None else usage_sums.dollars(cost)}
-        )
+        update = {
+            "cost_usd": None if cost is None else usage_sums.dollars(cost),
+            "turns": self.turns or None,
+        }
+        if self._tokens is None and all(value is None for value in update.values()):
+            return None
+        return (self._tokens or Usage()).model_copy(update=update)
 
     def warnings(self) -> list[str]:
         """Why the cost is not known, when a price table was given to know it."""

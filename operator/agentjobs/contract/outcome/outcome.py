@@ -3,8 +3,8 @@
 From a readable report that decided the phase, the agent is the source
 (terminal reason ``finish_action``). Otherwise the system is, and the
 outcome is derived from what ended the run: the recoverable kinds (auth,
-quota, config, rate limit, transient) give ``blocked``, others ``failed``;
-auth and config problems need the user to change a setting.
+quota, config, rate limit, transient, budget) give ``blocked``, others
+``failed``; auth, config and budget problems need the user to change a setting.
 
 The agent's own outcome (R36a): ``success: false`` is ``blocked`` for
 ``failure_reason: platform``, ``failed`` for ``task`` and ``refused`` and
@@ -46,9 +46,10 @@ BLOCKING_KINDS = frozenset(
         FailureKind.CONFIG,
         FailureKind.RATE_LIMIT,
         FailureKind.TRANSIENT,
+        FailureKind.BUDGET,  # R70: more budget, and the run can go on
     }
 )
-USER_ACTION_KINDS = frozenset({FailureKind.AUTH, FailureKind.CONFIG})
+USER_ACTION_KINDS = frozenset({FailureKind.AUTH, FailureKind.CONFIG, FailureKind.BUDGET})
 AGENT_TERMINAL_REASON = "finish_action"
 _AGENT_FAILURE_STATUS: dict[FailureReason | None, TaskOutcomeStatus] = {
     FailureReason.PLATFORM: TaskOutcomeStatus.BLOCKED,

@@ -15,6 +15,9 @@ Every precedence between the user's stops and what a pod shows is decided here, 
 - R45, R44: an attempt the user stopped is never retried.
 - R37, R22: only an attempt that resolved ``completed`` is graded, and none once cancelled;
   a grader asked to stop is ``interrupted`` (R44).
+- R70: an attempt a limit stopped ends as that limit's failure, whatever its exit and
+  whatever the pod shows after (its kill, a disruption while it was being stopped); only a
+  cancel outweighs it.
 
 The states a Phase's status can be found in (a restarted runner picks up from there):
 
@@ -35,6 +38,7 @@ from enum import Enum
 from typing import Any
 
 from agentjobs.contract.grading import evaluation
+from agentjobs.contract.limits import guard
 from agentjobs.contract.phase import phase_status
 from agentjobs.contract.resolution.resolution import RunFacts
 from agentjobs.kube import naming, pod_state
@@ -157,9 +161,20 @@ def log_read(
     stream_intact: bool,
     noticed: SystemFailure | None,
     cli_error: SystemFailure | None,
+    stopped: SystemFailure | None = None,
 ) -> RunFacts:
     """The facts of a run whose log was read (to its end or as far as it went), its pod as
-    last seen; ``noticed`` is an interruption seen while it ran (R22a)."""
+    last seen; ``noticed`` is an interruption seen while it ran (R22a); ``stopped`` the
+    limit that stopped it (R70)."""
+    if stopped is not None:
+        return RunFacts(
+            exit_code=state.exit_code,
+            stream_intact=stream_intact,
+            cancelled=stops.cancel,
+            interrupted=False,
+            system_failure=stopped,
+            agent_cli_error=cli_error,
+        )
     failure = noticed
     if failure is None and state.stage is Stage.TERMINATED:
         failure = pod_state.termination_failure(pod, state)
@@ -181,6 +196,8 @@ def with_final_status(
     agent = pod_state.agent_state(pod, container)
     if run.cancelled or run.interrupted or agent.stage is not Stage.TERMINATED:
         return run
+    if run.system_failure is not None and guard.stopped_by(run.system_failure.code):
+        return run  # R70: the limit's stop, not the kill it asked for
     cut = interruption(pod, stops, deleted_by_operator=deleted_by_operator, agent=agent)
     if cut is not None:
         return dataclasses.replace(run, interrupted=True, system_failure=cut)

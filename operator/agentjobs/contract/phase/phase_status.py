@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from agentjobs.contract import retry
+from agentjobs.contract.limits import guard
 from agentjobs.contract.outcome import phase
 from agentjobs.contract.outcome.status_budget import ARTIFACTS_LISTED
 from agentjobs.contract.reading import report_body
@@ -15,8 +16,9 @@ from agentjobs.contract.resolution.resolution import RunFacts
 from agentjobs.contract.text import agent_text, usage
 from agentjobs.kube import conditions, naming
 from agentjobs.kube.pods import Owner
-from agentjobs.models.contract import Artifact, PhaseStatus, Report, Usage
+from agentjobs.models.contract import Artifact, PhaseStatus, Report, SystemFailure, Usage
 from agentjobs.models.kubernetes import EnvVar
+from agentjobs.models.limits import ExecutionLimits
 from agentjobs.models.repositories import RepositoryStatus
 from agentjobs.models.resources import (
     API_VERSION,
@@ -208,12 +210,25 @@ def with_log_progress(
         bytes_read=bytes_read,
         sha256=sha256,
         reports_read=max(reports_read, known.reports_read if known else 0),
+        stopped_by=known.stopped_by if known else None,
     )
     if known is not None and known.bytes_read >= progress.bytes_read:
         progress = progress.model_copy(
             update={"bytes_read": known.bytes_read, "sha256": known.sha256}
         )
     return status.model_copy(update={"log": progress})
+
+
+EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def with_stop(status: PhaseResourceStatus, failure: SystemFailure) -> PhaseResourceStatus:
+    """R70: the agent's stop asked for, recorded before it is asked of the pod, so a
+    restarted operator asks again and the run ends as this failure."""
+    known = status.log or LogProgress(bytes_read=0, sha256=EMPTY_SHA256)
+    if known.stopped_by is not None:
+        return status
+    return status.model_copy(update={"log": known.model_copy(update={"stopped_by": failure})})
 
 
 def with_run(status: PhaseResourceStatus, record: RunCheckpoint) -> PhaseResourceStatus:
@@ -280,8 +295,10 @@ def finished(
     generation: int | None,
     now: datetime,
     handoff: HandoffRef | None = None,
+    limits: ExecutionLimits | None = None,
 ) -> PhaseResourceStatus:
-    """A phase resolved by the contract (R14-R36); ``handoff`` names every artifact."""
+    """A phase resolved by the contract (R14-R36); ``handoff`` names every artifact;
+    ``limits`` are shown with how much of each the attempt used (R70)."""
     report = verdict.report
     plan = result.artifacts
     message = result.error or result.task_outcome.summary
@@ -297,6 +314,7 @@ def finished(
             "reported_failure_reason": result.reported_failure_reason,
             "task_outcome": result.task_outcome,
             "usage": verdict.usage,
+            "limits": guard.uses(limits, guard.Spent.of(verdict.usage)),
             "artifacts": artifact_statuses(plan.artifacts if plan else [], stored),
             "artifact_count": len(plan.artifacts) if plan else None,
             "handoff": handoff,

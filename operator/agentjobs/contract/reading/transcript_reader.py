@@ -52,7 +52,6 @@ class ReaderVerdict:
     terminal_event_seen: bool
     agent_cli_error: SystemFailure | None = None
     usage: Usage | None = None
-    turns: int | None = None
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,6 @@ class TranscriptFacts:
     agent_cli_error: SystemFailure | None
     usage: Usage | None
     warnings: list[str]
-    turns: int | None = None
 
 
 @dataclass(frozen=True)
@@ -114,7 +112,7 @@ class BlockTranscriptReader(Generic[Value]):
         if self._events is None:
             return guard.Spent()
         meter = self._events.meter
-        return guard.Spent.of(meter.usage, meter.turns, meter.cost)
+        return guard.Spent.of(meter.usage, meter.cost)
 
     def _check_limits(self) -> None:
         if self.limit_passed is None and self._events is not None:
@@ -158,7 +156,6 @@ class BlockTranscriptReader(Generic[Value]):
             error,
             events.meter.usage,
             warnings,
-            events.meter.turns,
         )
 
     def _cleaned_facts(self) -> TranscriptFacts:
@@ -172,7 +169,6 @@ class BlockTranscriptReader(Generic[Value]):
             agent_text.cleaned(error) if error is not None else None,
             facts.usage,
             facts.warnings,
-            facts.turns,
         )
 
 
@@ -213,5 +209,4 @@ class TranscriptReader(BlockTranscriptReader[Report]):
             facts.terminal_event_seen,
             facts.agent_cli_error,
             facts.usage,
-            facts.turns,
         )

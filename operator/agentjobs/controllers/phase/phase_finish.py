@@ -143,6 +143,7 @@ async def conclude(
         generation=ctx.generation,
         now=now,
         handoff=handed_on,
+        limits=ctx.spec.limits,
     )
     if not ctx.spec.repositories:
         return finished

@@ -17,6 +17,7 @@ from agentjobs.adapters import paths
 from agentjobs.adapters.kube import ApiError, JsonObject, Kube
 from agentjobs.contract.artifacts import bucket_policy, credentials, handoff
 from agentjobs.contract.grading.revision import Revision
+from agentjobs.contract.limits import guard
 from agentjobs.contract.repositories import checkout
 from agentjobs.controllers.phase.phase_context import Attempt, PhaseContext
 from agentjobs.kube import admission, naming, ownership, pods
@@ -116,6 +117,9 @@ async def create_pod(
         security=ctx.config.security,
         pull_secrets=ctx.config.image_pull_secrets,
         config_map_name=config_map_name,
+        stopper=pods.Stopper(ctx.config.image, ctx.config.sidecar_resources)
+        if guard.watched(spec.limits)
+        else None,
     )
     return await _create_all(ctx, config_map, pod)
 
