@@ -22,7 +22,7 @@ from agentjobs.contract.limits.guard import Crossing, Limit
 from agentjobs.contract.outcome import outcome
 from agentjobs.contract.phase import phase_core, phase_status
 from agentjobs.contract.resolution.resolution import RunFacts
-from agentjobs.kube import agent_timeout, pod_security, pods
+from agentjobs.kube import agent_timeout, pods
 from agentjobs.kube.pod_state import AgentState, Stage
 from agentjobs.models.contract import (
     FailureClassification,
@@ -33,23 +33,14 @@ from agentjobs.models.contract import (
 from agentjobs.models.resources import PhaseResourceStatus
 from agentjobs.models.retry import RetryOn, RetryPolicy
 from tests.unit.test_agent_timeout import containers, ended, failure
-from tests.unit.test_pods import OWNER, SIDECARS, spec
+from tests.unit.test_pods import SIDECARS, pod, spec
 
 NOW = datetime(2026, 12, 4, tzinfo=UTC)
 STOPPER = pods.Stopper(image="ghcr.io/agentjobs/agentjobs:0.1.0")
 
 
 def stoppable(sidecars: pods.Sidecars | None = None, **fields: Any) -> dict[str, Any]:
-    return pods.phase_pod(
-        spec(limits={"idleSeconds": 30}, **fields),
-        phase_resource="demo-0-plan",
-        namespace="ns",
-        owner=OWNER,
-        attempt=1,
-        sidecars=sidecars,
-        security=pod_security.PodSecurity(),
-        stopper=STOPPER,
-    )
+    return pod(spec(limits={"idleSeconds": 30}, **fields), sidecars, STOPPER)
 
 
 def test_without_storage_a_stoppable_pod_has_a_timekeeper_and_the_agents_short_grace() -> None:

@@ -46,7 +46,9 @@ def spec(**fields: Any) -> PhaseSpec:
     )
 
 
-def pod(phase: PhaseSpec, sidecars: pods.Sidecars | None = None) -> dict[str, Any]:
+def pod(
+    phase: PhaseSpec, sidecars: pods.Sidecars | None = None, stopper: pods.Stopper | None = None
+) -> dict[str, Any]:
     return pods.phase_pod(
         phase,
         phase_resource="demo-0-plan",
@@ -55,6 +57,7 @@ def pod(phase: PhaseSpec, sidecars: pods.Sidecars | None = None) -> dict[str, An
         attempt=1,
         sidecars=sidecars,
         security=pod_security.PodSecurity(),
+        stopper=stopper,
     )
 
 
