@@ -154,7 +154,11 @@ def test_hostile_output_ends_each_phase_once_with_its_verdict_and_no_control(
     assert comments == "half an emoji \ufffd and a]0;pwnedb[2Jcdefgh"
     cli_error = phases["surrogate-cli-error"]["run"]["agentCliError"]["message"]
     assert cli_error == "e" * 1023
-    assert phases["huge-usage"]["usage"] == {"inputTokens": 2**63 - 1, "outputTokens": 2**63 - 1}
+    assert phases["huge-usage"]["usage"] == {
+        "inputTokens": 2**63 - 1,
+        "outputTokens": 2**63 - 1,
+        "turns": 1,  # R69: its one assistant message
+    }
 
     # Every transcript was read once: a second read of any would count its bytes again.
     transcripts = sum(status["run"]["transcriptBytes"] for status in phases.values())
