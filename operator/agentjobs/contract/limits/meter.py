@@ -12,6 +12,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from agentjobs.contract.limits import prices
+from agentjobs.contract.text import agent_text
 from agentjobs.contract.text import usage as usage_sums
 from agentjobs.models.contract import Usage
 from agentjobs.models.limits import PriceTable
@@ -19,13 +20,24 @@ from agentjobs.models.limits import PriceTable
 NO_MODEL = ""
 
 
+COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+
 class UsageMeter:
-    """The running usage of one log; ``prices`` None when the operator has no table."""
+    """The running usage of one log; ``prices`` None when the operator has no table.
+
+    Counts are kept as plain numbers (None: not reported), not models: this runs for every
+    event that spends, at the reader's speed."""
 
     def __init__(self, price_table: PriceTable | None = None) -> None:
         self._prices = price_table
         self._model: str | None = None
-        self._tokens: Usage | None = None  # counts only; the cost is kept apart
+        self._counts: list[int | None] = [None] * len(COUNTS)
         self._reported = Decimal(0)
         self._computed = Decimal(0)
         self._costed = False  # some cost was reported or computed
@@ -51,30 +63,34 @@ class UsageMeter:
     def _replace(self, total: Usage) -> None:
         """A total the CLI printed: its counts replace the running ones it reports, its cost
         (or, without one, its counts priced) replaces the running cost."""
-        counts = total.model_copy(update={"cost_usd": None})
-        if counts == Usage() and total.cost_usd is None:
+        reported = [getattr(total, name) for name in COUNTS]
+        if all(count is None for count in reported) and total.cost_usd is None:
             return
-        running = self._tokens or Usage()
-        merged = Usage.model_validate(
-            {
-                name: getattr(counts, name)
-                if getattr(counts, name) is not None
-                else getattr(running, name)
-                for name in Usage.model_fields
-            }
-        )
-        self._tokens = None
+        merged = [
+            new if new is not None else old for new, old in zip(reported, self._counts, strict=True)
+        ]
+        self._counts = [None] * len(COUNTS)
         self._reported, self._computed, self._costed = Decimal(0), Decimal(0), False
         self.unpriced = set()
-        self._add(merged.model_copy(update={"cost_usd": total.cost_usd}))
+        self._add(
+            Usage.model_validate(
+                {**dict(zip(COUNTS, merged, strict=True)), "cost_usd": total.cost_usd}
+            )
+        )
 
     def _add(self, more: Usage) -> None:
-        self._tokens = usage_sums.add(self._tokens, more.model_copy(update={"cost_usd": None}))
+        spent = False
+        for index, name in enumerate(COUNTS):
+            count = getattr(more, name)
+            if count is not None:
+                known = self._counts[index]
+                self._counts[index] = count if known is None else agent_text.count(known + count)
+                spent = True
         if more.cost_usd is not None:
             self._reported += Decimal(repr(more.cost_usd))
             self._costed = True
             return
-        if more == Usage():
+        if not spent:
             return
         price = self._prices.models.get(self._model) if self._prices and self._model else None
         if price is None:
@@ -94,13 +110,14 @@ class UsageMeter:
     def usage(self) -> Usage | None:
         """The run's usage so far, its cost included where it is known (R13f)."""
         cost = self.cost
-        update = {
+        fields: dict[str, float | None] = {
+            **dict(zip(COUNTS, self._counts, strict=True)),
             "cost_usd": None if cost is None else usage_sums.dollars(cost),
             "turns": self.turns or None,
         }
-        if self._tokens is None and all(value is None for value in update.values()):
+        if all(value is None for value in fields.values()):
             return None
-        return (self._tokens or Usage()).model_copy(update=update)
+        return Usage.model_validate(fields)
 
     def warnings(self) -> list[str]:
         """Why the cost is not known, when a price table was given to know it."""

@@ -52,6 +52,7 @@ class ClaudeCodeDecoder:
     def __init__(self) -> None:
         self._message_id: str | None = None
         self._message_usage: Usage | None = None  # what the open message has counted
+        self._message_raw: dict[str, object] = {}  # its usage as last printed
         self._turn_id: str | None = None  # the agent's own last message
 
     def decode(self, event: JsonObject) -> EventMeaning:
@@ -84,8 +85,12 @@ class ClaudeCodeDecoder:
 
     def _spent(self, message_id: str | None, raw: object) -> Usage | None:
         """What this event adds to the running sum: a new message's usage, or what a
-        repeated one's grew by."""
+        repeated one's grew by (mostly nothing: each block repeats its message's usage)."""
         counts = object_of(raw) or {}
+        same_message = message_id is not None and message_id == self._message_id
+        if same_message and counts == self._message_raw:
+            return None
+        self._message_raw = counts
         now = usage_of(
             input_tokens=counts.get("input_tokens"),
             output_tokens=counts.get("output_tokens"),
