@@ -275,3 +275,12 @@ def test_max_turns_is_refused_for_a_text_transcript_in_the_crd() -> None:
         PhaseSpec.model_json_schema()
     )
     assert rules.count("limits.maxTurns needs an agent CLI") == 2
+
+
+def test_a_log_naming_endless_unpriced_models_keeps_a_few_short_names() -> None:
+    meter = UsageMeter(TABLE)
+    for number in range(1000):
+        meter.observe(usage=Usage(input_tokens=1), model=f"m{number}" + "x" * 1000)
+    assert meter.cost is None
+    assert len(meter.unpriced) <= 8
+    assert all(len(name.encode()) <= 200 for name in meter.unpriced)

@@ -66,8 +66,9 @@ class Timekeeper:
                 reason = self.stop_file.read_text(encoding="utf-8", errors="replace").strip()
             except OSError:
                 reason = ""
-            if reason:
-                return f"stopped by the operator: {reason[:200]}"
+            if reason:  # anyone who may patch the pod may write it: printable, and short
+                printable = "".join(c for c in reason[:200] if c.isprintable())
+                return f"stopped by the operator: {printable}"
         if self.timeout_seconds is not None and now - self.started >= self.timeout_seconds:
             return "the agent's timeoutSeconds is up"
         return None

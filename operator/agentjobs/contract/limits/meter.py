@@ -18,6 +18,9 @@ from agentjobs.models.contract import Usage
 from agentjobs.models.limits import PriceTable
 
 NO_MODEL = ""
+# The models without a price a warning names, and how much of each name.
+UNPRICED_NAMED = 8
+MODEL_NAME_BYTES = 200
 
 
 COUNTS = (
@@ -94,7 +97,8 @@ class UsageMeter:
             return
         price = self._prices.models.get(self._model) if self._prices and self._model else None
         if price is None:
-            self.unpriced.add(self._model or NO_MODEL)
+            if len(self.unpriced) < UNPRICED_NAMED:  # a hostile log may name any number
+                self.unpriced.add(agent_text.cut(self._model or NO_MODEL, MODEL_NAME_BYTES))
             return
         self._computed += prices.cost(more, price)
         self._costed = True
@@ -102,7 +106,7 @@ class UsageMeter:
     @property
     def cost(self) -> Decimal | None:
         """The run's cost so far; None when not known."""
-        if self.unpriced or not self._costed:
+        if self.unpriced or not self._costed:  # one unpriced event makes it unknown
             return None
         return self._reported + self._computed
 

@@ -9,12 +9,7 @@ a deletion the operator did not ask for, a disruption, an eviction or a lost
 node interrupt the run (R22a). Once the agent has terminated a last,
 non-following read takes the log to its end; only then is it whole (R14).
 
-With limits set (R70) the agent's log is watched as it is read: the first event past a
-spend or turn limit, or a silence longer than ``idleSeconds`` while the agent runs, has the
-stop recorded in the Phase's status, announced, and asked of the pod (its
-``agentjobs.io/stop`` annotation, which its timekeeper answers by failing the agent's
-liveness probe); the run then ends as that limit's failure, whatever its exit. An Event
-also tells when a run passes 80% of a limit.
+With limits set (R70) the agent's log is watched as it is read (:mod:`limit_guard`).
 
 The same reading serves a grader's pod (R39) with a :class:`GradeReader`: its
 progress is not checkpointed (a restarted operator reads a grader's log again
@@ -34,7 +29,6 @@ from typing import IO, Any, Generic, Protocol, TypeVar
 
 import aiohttp
 
-from agentjobs.adapters import paths
 from agentjobs.adapters.kube import ApiError, JsonObject
 from agentjobs.adapters.log_follower import LogFollower
 from agentjobs.contract.limits import guard
@@ -43,11 +37,11 @@ from agentjobs.contract.reading.grade_reader import GradeReader, GradeVerdict
 from agentjobs.contract.reading.transcript_reader import ReaderVerdict, TranscriptReader
 from agentjobs.contract.reading.transcripts import formats
 from agentjobs.contract.resolution import resolution
+from agentjobs.controllers.phase.limit_guard import LimitGuard, LimitWatch
 from agentjobs.controllers.phase.phase_context import PhaseContext
-from agentjobs.kube import agent_timeout, pod_state, pods
+from agentjobs.kube import pod_state, pods
 from agentjobs.kube.pod_state import AgentState, Stage
 from agentjobs.models.contract import SystemFailure, TranscriptFormat
-from agentjobs.models.limits import Limits
 from agentjobs.runtime import backoff, events
 from agentjobs.runtime.config import DEFAULT_MAX_TRANSCRIPT_BYTES
 
@@ -147,15 +141,6 @@ class StreamReader(Protocol[VerdictT_co]):
 
 
 @dataclass(frozen=True)
-class LimitWatch:
-    """R70: the limits an agent's log is read against, and what its reader says of them."""
-
-    limits: Limits
-    passed: Callable[[], guard.Crossing | None]
-    spent: Callable[[], guard.Spent]
-
-
-@dataclass(frozen=True)
 class LogResult(Generic[VerdictT]):
     run: resolution.RunFacts
     verdict: VerdictT
@@ -227,10 +212,10 @@ class LogReading(Generic[VerdictT]):
         watch: LimitWatch | None = None,
     ) -> None:
         self._ctx = ctx
-        self._watch = watch
-        self._last_byte = time.monotonic()
-        self._announced: set[guard.Limit] = set()  # R70: the 80% Events already posted
         self._status_writes = asyncio.Lock()  # the idle watch writes beside the reading
+        self._guard = None
+        if watch is not None:
+            self._guard = LimitGuard(ctx, pod_name, container, watch, self._status_writes)
         self._pod_name = pod_name
         self._container = container
         self._on_report = on_report
@@ -258,20 +243,16 @@ class LogReading(Generic[VerdictT]):
     async def read(self) -> LogResult[VerdictT]:
         """The log read to its proven end; the transcript is the caller's to close then (on
         an error, it is closed here)."""
-        idle_watch = None
-        if self._watch is not None:
-            if self._stop_recorded() is not None:  # asked before a restart: asked again
-                await self._ask_pod_to_stop()
-            if self._watch.limits.idle_seconds is not None:
-                idle_watch = asyncio.create_task(self._watch_idle(self._watch.limits))
         try:
+            if self._guard is not None:
+                await self._guard.start()
             return await self._read()
         except BaseException:
             self._transcript.close()
             raise
         finally:
-            if idle_watch is not None:
-                idle_watch.cancel()
+            if self._guard is not None:
+                self._guard.end()
 
     async def _read(self) -> LogResult[VerdictT]:
         errored = not await self._pass(follow=True)
@@ -313,11 +294,10 @@ class LogReading(Generic[VerdictT]):
 
     async def _take(self, chunk: bytes) -> None:
         first = self._transcript.size == 0
-        self._last_byte = time.monotonic()
         self._reader.feed(chunk)
         self._transcript.write(chunk)
-        if self._watch is not None:
-            await self._check_limits(self._watch)
+        if self._guard is not None:
+            await self._guard.read()
         if self._on_report is None:
             return
         reports = self._reader.blocks_seen
@@ -337,69 +317,6 @@ class LogReading(Generic[VerdictT]):
         if reports > self._reports_posted and self._on_report is not None:
             self._reports_posted = reports
             self._on_report()
-
-    # -- R70: limits -----------------------------------------------------------
-
-    def _stop_recorded(self) -> SystemFailure | None:
-        log = self._ctx.status.log
-        return log.stopped_by if log is not None else None
-
-    async def _check_limits(self, watch: LimitWatch) -> None:
-        if self._stop_recorded() is not None:
-            return
-        crossing = watch.passed()
-        if crossing is not None:
-            await self._stop(crossing)
-            return
-        for limit in guard.approaching(watch.limits, watch.spent()):
-            if limit not in self._announced:
-                self._announced.add(limit)
-                events.post(
-                    self._ctx.body,
-                    reason="LimitApproaching",
-                    message=f"the agent has used 80% of its {limit.value}",
-                    warning=True,
-                )
-
-    async def _watch_idle(self, limits: Limits) -> None:
-        """Stops an agent that printed nothing for its ``idleSeconds`` while it ran."""
-        while self._stop_recorded() is None:
-            await asyncio.sleep(1.0)
-            crossing = guard.idle(limits, time.monotonic() - self._last_byte)
-            if crossing is None:
-                continue
-            pod = await self._ctx.current_pod(self._pod_name)
-            running = pod is not None and (
-                pod_state.agent_state(pod, self._container).stage is Stage.RUNNING
-            )
-            if running:  # an agent that has ended is not stuck
-                await self._stop(crossing)
-            return
-
-    async def _stop(self, crossing: guard.Crossing) -> None:
-        """Record the stop, announce it, then ask it of the pod (in that order, so that a
-        restarted operator finds what it asked)."""
-        ctx = self._ctx
-        failure = crossing.failure
-        async with self._status_writes:
-            await ctx.write_status(phase_status.with_stop(ctx.status, failure))
-        events.post(ctx.body, reason="LimitExceeded", message=failure.message, warning=True)
-        await self._ask_pod_to_stop()
-        logger.info("%s/%s: %s; asked to stop", ctx.namespace, self._pod_name, failure.message)
-
-    async def _ask_pod_to_stop(self) -> None:
-        failure = self._stop_recorded()
-        pod = await self._ctx.current_pod(self._pod_name)
-        if failure is None or pod is None:
-            return
-        meta = pod["metadata"]
-        annotations = {agent_timeout.STOP_ANNOTATION: failure.code}
-        patch = {"metadata": {"uid": meta["uid"], "annotations": annotations}}
-        try:
-            await self._ctx.kube.merge_patch(paths.pod(self._ctx.namespace, meta["name"]), patch)
-        except ApiError as error:
-            if error.status not in (404, 409):  # gone, or another pod of that name
-                raise
 
     def _note_interruption(self, pod: JsonObject, state: AgentState) -> None:
         if self._interrupted is not None:
@@ -440,17 +357,9 @@ class LogReading(Generic[VerdictT]):
             stream_intact=intact,
             noticed=self._interrupted,
             cli_error=self._cli_error(verdict),
-            stopped=self._limit_stop(),
+            stopped=self._guard.run_stop() if self._guard is not None else None,
         )
         return LogResult(run, verdict, self._transcript)
-
-    def _limit_stop(self) -> SystemFailure | None:
-        """R70: the limit the log passed (a function of the log, so a re-read agrees), else
-        the silence the operator stopped."""
-        if self._watch is None:
-            return None
-        crossing = self._watch.passed()
-        return crossing.failure if crossing is not None else self._stop_recorded()
 
     def _vanished(self) -> LogResult[VerdictT]:
         """R22a: the pod vanished before its agent container terminated."""
