@@ -10,9 +10,7 @@ SIGTERM; its exit is what lets the harvester's last sync begin.
 In a stoppable pod (R70) the agent's liveness probe asks every second (``STOP_PATH``):
 it is answered 503 once the stop file (the pod's ``agentjobs.io/stop`` annotation, written
 by the kubelet) says anything, or once ``timeout_seconds`` have passed since the
-timekeeper started; 200 before. The answer is held back for up to ``STOP_POLL_SECONDS``
-while the file is watched, so a stop is answered within milliseconds, not at the next
-probe: the kubelet sends the next probe a period after the last one began.
+timekeeper started; 200 before.
 """
 
 from __future__ import annotations
@@ -37,9 +35,6 @@ SILENCE_SECONDS = 3.0
 # The kubelet starts the kill as soon as the probe fails; the timekeeper must still be
 # running then, or the kubelet would kill the whole pod with the pod's grace.
 AFTER_TIMEOUT_SECONDS = 2.0
-# Within the probe's 1 s timeout, so a held answer is never a failure of its own.
-STOP_POLL_SECONDS = 0.8
-STOP_POLL_INTERVAL = 0.02
 
 
 @dataclass
@@ -92,10 +87,6 @@ def _handler(
                 self._stop("the agent's timeoutSeconds is up")
             elif self.path == agent_timeout.STOP_PATH:
                 reason = keeper.stop_reason(clock())
-                until = clock() + STOP_POLL_SECONDS
-                while reason is None and clock() < until:
-                    time.sleep(STOP_POLL_INTERVAL)
-                    reason = keeper.stop_reason(clock())
                 if reason is None:
                     self._answer(200, b"the agent may run on\n")
                 else:
@@ -122,13 +113,7 @@ def _handler(
     return Probes
 
 
-class _Server(http.server.ThreadingHTTPServer):
-    """One thread per probe: a held stop probe must not hold back the heartbeat."""
-
-    daemon_threads = True
-
-
-class _IPv6Server(_Server):
+class _IPv6Server(http.server.HTTPServer):
     address_family = socket.AF_INET6  # an IPv6 pod IP
 
 
@@ -152,7 +137,7 @@ def serve(
         stopping.append(signum)
 
     signal.signal(signal.SIGTERM, on_term)
-    server_class = _IPv6Server if ":" in host else _Server
+    server_class = _IPv6Server if ":" in host else http.server.HTTPServer
     with server_class((host, port), _handler(keeper, clock)) as server:
         server.timeout = 0.2
         log.info("answering the agent's probes on %s:%d", host, port)
