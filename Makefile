@@ -27,8 +27,12 @@ lint: install
 unit: install
 	$(BIN)/pytest tests/unit
 
+# Two lanes: most tests wait on pods far more than they compute, so two workers share one
+# cluster (each test has its own namespace and operator); then, on a cluster of their own, the
+# tests that take it down, change its nodes or measure latency, one at a time.
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2 --dist loadfile -m "not exclusive"
+	$(BIN)/pytest -m exclusive
 
 # The chaos suite at full strength: 100 operator kills over 50 Executions, with API server and
 # S3 restarts, cut log streams and deletions from outside (make test runs 10 kills).

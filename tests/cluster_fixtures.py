@@ -3,6 +3,8 @@
 The cluster comes up once per session. With AGENTJOBS_REUSE_CLUSTER=1 a running cluster is
 used and left running; otherwise the session tears down the cluster it started. A cluster that
 was already running when the session began is never torn down, since someone else owns it.
+Under pytest-xdist the workers share one cluster: the first to need it starts it (`up` is
+serialised), none owns it, and the controller takes it down once every worker is done.
 
 Both S3 stores run (versitygw and MinIO, each on its own port). Tests use versitygw unless
 marked `@every_s3_store`, which runs them once per store (ids `versitygw` and `minio`): the
@@ -28,15 +30,41 @@ from devcluster.stores import DEFAULT_S3_STORE, S3_STORES
 from devcluster.testing import DevCluster, Kubectl
 
 every_s3_store = pytest.mark.parametrize("s3_store", list(S3_STORES), indirect=True)
+_RUNNING_AT_START = pytest.StashKey[bool]()
+
+
+def _reused() -> bool:
+    return os.environ.get("AGENTJOBS_REUSE_CLUSTER") == "1"
+
+
+def _running() -> bool:
+    return processes.alive(default_layout().pid_file(APISERVER.name)) is not None
+
+
+def _distributing(config: pytest.Config) -> bool:
+    """True in the controller of a pytest-xdist run (not in its workers)."""
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if _distributing(session.config):
+        session.config.stash[_RUNNING_AT_START] = _running()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    started_here = _distributing(config) and not config.stash[_RUNNING_AT_START]
+    if started_here and not _reused() and _running():  # a worker started it
+        cluster.down(default_layout())
 
 
 @pytest.fixture(scope="session")
 def local_cluster() -> Iterator[DevCluster]:
     layout = default_layout()
-    reuse = os.environ.get("AGENTJOBS_REUSE_CLUSTER") == "1"
-    already_running = processes.alive(layout.pid_file(APISERVER.name)) is not None
+    already_running = _running()
     cluster.up(layout, s3=S3_STORES)
-    owned = not reuse and not already_running
+    worker = "PYTEST_XDIST_WORKER" in os.environ
+    owned = not _reused() and not already_running and not worker
     env = cluster.environment(layout, DEFAULT_S3_STORE)
     yield DevCluster(layout=layout, env=env, owned=owned)
     if owned:

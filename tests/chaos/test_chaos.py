@@ -36,6 +36,9 @@ from devcluster.testing import DevCluster, Kubectl
 from tests.chaos.plan import Planned, plan
 from tests.integration.operator_fixtures import OperatorProcess, running
 
+# Alone on the cluster (make test's second lane): it restarts the API server and the S3 stores.
+pytestmark = pytest.mark.exclusive
+
 T = TypeVar("T")
 KILLS = int(os.environ.get("AGENTJOBS_CHAOS_KILLS", "10"))
 EXECUTIONS = int(os.environ.get("AGENTJOBS_CHAOS_EXECUTIONS", "10"))

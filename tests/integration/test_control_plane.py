@@ -23,6 +23,9 @@ from devcluster.testing import DevCluster, Kubectl
 from tests.cluster_fixtures import every_s3_store
 from tests.integration.images import BUSYBOX
 
+# Alone on the cluster (make test's second lane): it takes the cluster down and up.
+pytestmark = pytest.mark.exclusive
+
 
 def _wait_for(description: str, condition: Any, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout

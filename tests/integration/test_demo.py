@@ -17,6 +17,9 @@ import pytest
 from devcluster.testing import DevCluster
 from tests.integration.operator_fixtures import REPO
 
+# Alone on the cluster (make test's second lane): the demo runs as a newcomer's would.
+pytestmark = pytest.mark.exclusive
+
 
 @pytest.mark.slow
 def test_the_demo_completes_the_multi_phase_example_and_lists_its_artifacts(

@@ -41,6 +41,9 @@ from tests.integration.operator_fixtures import (
     wait_for,
 )
 
+# Alone on the cluster (make test's second lane): it measures takeover times.
+pytestmark = pytest.mark.exclusive
+
 LEASE = "agentjobs-test"
 EXECUTION = "leadership"
 PHASE = f"{EXECUTION}-0-slow"

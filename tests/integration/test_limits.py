@@ -29,6 +29,9 @@ from tests.integration.operator_fixtures import (
     wait_finished,
 )
 
+# Alone on the cluster (make test's second lane): it measures how soon a limit stops the agent.
+pytestmark = pytest.mark.exclusive
+
 MODEL = "claude-test-1"
 # A message of 1,000 input and 100 output tokens costs $0.002 at these prices.
 PRICES = f"models:\n  {MODEL}: {{input: '1', output: '10'}}\n"

@@ -15,6 +15,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
+
 from devcluster import cluster, testing
 from devcluster.layout import NODE_ADDRESS, NODE_PORT
 from devcluster.testing import Kubectl
@@ -26,6 +28,9 @@ from tests.integration.operator_fixtures import (
     wait_finished,
     wait_for,
 )
+
+# Alone on the cluster (make test's second lane): it cuts the real node off and taints it.
+pytestmark = pytest.mark.exclusive
 
 # How long the phase pod tolerates its node being unreachable before the taint eviction
 # controller deletes it (the admission default is 300 s).

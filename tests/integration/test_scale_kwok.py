@@ -16,6 +16,9 @@ import pytest
 from benchmarks import scale
 from devcluster.testing import DevCluster
 
+# Alone on the cluster (make test's second lane): its simulated nodes would take other tests' pods.
+pytestmark = pytest.mark.exclusive
+
 PHASES = 130
 RUN_SECONDS = 30.0
 
