@@ -1,4 +1,4 @@
-"""What a run may spend (R67): the limits a phase, the defaults or an Execution set, the
+"""What a run may spend (R67, R71): the limits a phase, the defaults or an Execution set, the
 price table costs are computed from, and how much of each limit a run has used.
 
 Money is a decimal string, as Kubernetes quantities are, so a limit reads back exactly as
@@ -23,13 +23,29 @@ Dollars = Annotated[str, Field(pattern=DECIMAL, max_length=19)]
 
 
 class ExecutionLimits(KubernetesModel):
-    """R67: what all of an Execution's pods may spend together (its phases, attempts,
+    """R71: what all of an Execution's pods may spend together (its phases, attempts,
     revisions and graders)."""
 
     max_cost_usd: Dollars | None = None
     # Input (cache writes included) and output tokens; tokens read from a cache are not.
     max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
     max_turns: int | None = Field(default=None, ge=1, le=MAX_TURNS)
+
+
+class BudgetUsed(KubernetesModel):
+    """R71: what an Execution's earlier phases had used of its limits (None: not known)."""
+
+    cost_usd: Dollars | None = None
+    tokens: int | None = Field(default=None, ge=0)
+    turns: int | None = Field(default=None, ge=0)
+
+
+class ExecutionBudget(KubernetesModel):
+    """R71: the Execution's limits, and what its earlier phases had used of them, as the
+    operator hands them to the phase it creates."""
+
+    limits: ExecutionLimits
+    used_before: BudgetUsed = BudgetUsed()
 
 
 class Limits(ExecutionLimits):

@@ -39,7 +39,7 @@ from agentjobs.models.kubernetes import (
     SecurityContext,
     SubdomainName,
 )
-from agentjobs.models.limits import Limits, LimitUse
+from agentjobs.models.limits import ExecutionBudget, ExecutionLimits, Limits, LimitUse
 from agentjobs.models.notifications import MAX_TARGETS, NotificationRecord, NotifyTarget
 from agentjobs.models.repositories import (
     MAX_REPOSITORIES,
@@ -247,6 +247,7 @@ class ExecutionSpec(KubernetesModel):
     ttl_seconds_after_finished: int | None = Field(default=None, ge=0, le=366 * 24 * 3600)
     resume_from: ResumeFrom | None = None  # R48
     repositories: Repositories = []
+    limits: ExecutionLimits | None = None  # R71: every phase, attempt and grader together
 
 
 class PhaseSpec(PhaseSettings):
@@ -274,6 +275,7 @@ class PhaseSpec(PhaseSettings):
     inputs: HandoffRef | None = None
     # R63: the repositories checked out before the agent starts, and from which commit.
     repositories: list[PhaseRepository] | None = Field(default=None, max_length=MAX_REPOSITORIES)
+    budget: ExecutionBudget | None = None  # R71: the Execution's limits, and what was used
 
 
 class Condition(ContractModel):
@@ -422,6 +424,7 @@ class ExecutionResourceStatus(ContractModel):
     outcome: EvaluationResult | None = None  # the latest phase outcome's result, if any
     task_outcome: TaskOutcome | None = None
     usage: Usage | None = None
+    limits: list[LimitUse] = []  # R71: each of spec.limits and how much of it was used
     started_at: datetime | None = None
     finished_at: datetime | None = None
     notifications: list[NotificationRecord] = []  # R51

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from agentjobs.contract.execution import execution, resume
+from agentjobs.contract.execution import budget, execution, resume
 from agentjobs.contract.outcome import outcome as outcome_rules
 from agentjobs.contract.outcome import status_budget
 from agentjobs.contract.phase.phase_status import is_terminal
@@ -39,6 +39,7 @@ from agentjobs.models.contract import (
     SystemFailure,
     TaskOutcome,
 )
+from agentjobs.models.limits import ExecutionBudget
 from agentjobs.models.repositories import RepositoryStatus
 from agentjobs.models.resources import (
     ExecutionResourceStatus,
@@ -61,11 +62,12 @@ class ChildPhase:
 
 @dataclass(frozen=True)
 class ExecutionPlan:
-    """What to do: create phase ``create_index`` (handing it ``inputs``), cancel or
-    interrupt (R44) running phases, write status."""
+    """What to do: create phase ``create_index`` (handing it ``inputs`` and what is left of
+    the ``budget``, R71), cancel or interrupt (R44) running phases, write status."""
 
     create_index: int | None
     inputs: HandoffRef | None = None
+    budget: ExecutionBudget | None = None
     # R63: what the phases before it recorded of each repository, in order.
     repositories_before: list[list[RepositoryStatus]] = field(default_factory=list)
     cancel: list[str] = field(default_factory=list)
@@ -198,6 +200,14 @@ def plan_execution(
         elif not active and len(inherited) + len(ordered) < len(spec.phases):
             create_index = len(inherited) + len(ordered)
             current = spec.phases[create_index].name
+    classification = summary.failure_classification
+    spent_out = None
+    if create_index is not None:
+        spent_out = budget.refusal(spec.limits, summary.usage, spec.phases[create_index].name)
+    if spent_out is not None:  # R71: the phase is not started, and the execution ends
+        status, create_index = ExecutionStatus.FAILED, None
+        outcome = outcome_rules.from_failure(spent_out, now=now)
+        classification = FailureClassification.PLATFORM
     outcome = _stable_outcome(outcome, previous.task_outcome)
     finished = status is not ExecutionStatus.RUNNING
     message = outcome.summary if finished and outcome else f"phase {current or '-'} is running"
@@ -212,6 +222,7 @@ def plan_execution(
     return ExecutionPlan(
         create_index=create_index,
         inputs=inputs,
+        budget=budget.for_phase(spec.limits, summary.usage) if create_index is not None else None,
         repositories_before=[
             (resumed.record.repositories or []) if resumed else [],
             *(child.status.repositories or [] for child in ordered),
@@ -221,7 +232,7 @@ def plan_execution(
         status=ExecutionResourceStatus(
             status=status,
             current_phase=current,
-            failure_classification=summary.failure_classification,
+            failure_classification=classification,
             reported_failure_reason=summary.reported_failure_reason,
             deliverable_produced=summary.deliverable_produced,
             reported_side_effects=summary.reported_side_effects,
@@ -230,6 +241,7 @@ def plan_execution(
             outcome=next((p.outcome for p in reversed(phases) if p.outcome is not None), None),
             task_outcome=outcome,
             usage=summary.usage,
+            limits=budget.uses(spec.limits, summary.usage),
             repositories=repository_status.latest(
                 [
                     resumed.record.repositories if resumed else None,

@@ -1,23 +1,25 @@
-"""R67, R70: which limit a run has passed, how close it is to the others, and how a
+"""R67, R70, R71: which limit a run has passed, how close it is to the others, and how a
 stop by a limit ends the attempt.
 
 A limit is passed when what was used exceeds it: ``maxTokens: 1000`` lets a run use
 1,000 tokens and stops it at the event that takes it past them; ``maxTurns: 3`` stops
 the agent as its fourth turn starts. Cost is checked before tokens and tokens before
-turns, so one event that passes two limits is told by the first.
+turns, so one event that passes two limits is told by the first. An Execution's limits
+(R71) are passed by what its runs used together; once they have used all of one, nothing
+more is started.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from enum import StrEnum
 from typing import TypeVar
 
 from agentjobs.models.contract import FailureKind, SystemFailure, Usage
-from agentjobs.models.limits import ExecutionLimits, Limits, LimitUse
+from agentjobs.models.limits import BudgetUsed, ExecutionBudget, ExecutionLimits, Limits, LimitUse
 
-APPROACHING = Decimal("0.8")  # R71: an Event when a run passes this share of a limit
+APPROACHING = Decimal("0.8")  # R70: an Event when a run passes this share of a limit
 
 
 class Limit(StrEnum):
@@ -54,12 +56,41 @@ class Spent:
             cost = Decimal(repr(usage.cost_usd))
         return Spent(cost, counted_tokens(usage), usage.turns if usage else None)
 
+    @staticmethod
+    def recorded(used: BudgetUsed) -> Spent:
+        """From what a phase's spec says its Execution's earlier phases used (R71)."""
+        cost = Decimal(used.cost_usd) if used.cost_usd is not None else None
+        return Spent(cost, used.tokens, used.turns)
+
     def plus(self, other: Spent) -> Spent:
         return Spent(
             _sum(self.cost_usd, other.cost_usd),
             _sum(self.tokens, other.tokens),
             _sum(self.turns, other.turns),
         )
+
+    def record(self) -> BudgetUsed:
+        """As a phase's spec records it (money to nine decimals, as a limit is written)."""
+        cost = None
+        if self.cost_usd is not None:
+            cost = format(self.cost_usd.quantize(Decimal("1e-9")).normalize(), "f")
+        return BudgetUsed(cost_usd=cost, tokens=self.tokens, turns=self.turns)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """R71: an Execution's limits, and what was spent of them before the run being read:
+    its earlier phases, and this phase's earlier attempts and graders."""
+
+    limits: ExecutionLimits
+    before: Spent
+
+    @staticmethod
+    def of(budget: ExecutionBudget | None, phase_usage: Usage | None) -> Budget | None:
+        if budget is None:
+            return None
+        before = Spent.recorded(budget.used_before).plus(Spent.of(phase_usage))
+        return Budget(budget.limits, before)
 
 
 N = TypeVar("N", int, Decimal)
@@ -90,25 +121,46 @@ class Crossing:
     limit: Limit
     allowed: str
     used: str
+    execution: bool = False  # R71: the Execution's limit, passed by its runs together
 
     @property
     def failure(self) -> SystemFailure:
         """The attempt's system failure: ``budget`` (blocked), ``max_turns`` or ``stuck``."""
         kind, code = _ENDS[self.limit]
         unit = _UNITS[self.limit]
+        whose, who = ("the execution's", "its runs") if self.execution else ("its", "it")
         return SystemFailure(
             kind=kind,
             code=code,
-            message=f"the agent was stopped by its {self.limit} ({self.allowed} {unit}): "
-            f"it had used {self.used} {unit}",
+            message=f"the agent was stopped by {whose} {self.limit} ({self.allowed} {unit}): "
+            f"{who} had used {self.used} {unit}",
+        )
+
+    def not_started(self, what: str) -> SystemFailure:
+        """R71: ``what`` (a phase, a grader) was not started, the Execution's limit spent."""
+        kind, code = _ENDS[self.limit]
+        unit = _UNITS[self.limit]
+        return SystemFailure(
+            kind=kind,
+            code=code,
+            message=f"{what} was not started: the execution's {self.limit} "
+            f"({self.allowed} {unit}) is spent, its runs having used {self.used} {unit}",
         )
 
 
-def watched(limits: Limits | None) -> bool:
+def watched(limits: Limits | None, budget: ExecutionBudget | None = None) -> bool:
     """Whether any limit is set, so the agent must be stoppable while it runs."""
-    return limits is not None and any(
-        value is not None
-        for value in (limits.max_cost_usd, limits.max_tokens, limits.max_turns, limits.idle_seconds)
+    return budget is not None or (
+        limits is not None
+        and any(
+            value is not None
+            for value in (
+                limits.max_cost_usd,
+                limits.max_tokens,
+                limits.max_turns,
+                limits.idle_seconds,
+            )
+        )
     )
 
 
@@ -142,6 +194,26 @@ def passed(limits: ExecutionLimits | None, spent: Spent) -> Crossing | None:
         used = _used(spent, limit)
         if used is not None and used > allowed:
             return Crossing(limit, _text(allowed), _text(used))
+    return None
+
+
+def over_budget(budget: Budget | None, spent: Spent) -> Crossing | None:
+    """R71: the first of the Execution's limits that its runs, with ``spent``, passed."""
+    crossing = passed(budget.limits, budget.before.plus(spent)) if budget else None
+    return replace(crossing, execution=True) if crossing else None
+
+
+def budget_spent(budget: Budget | None) -> Crossing | None:
+    """R71: the first of the Execution's limits its runs so far have used all of."""
+    return spent_out(budget.limits, budget.before) if budget else None
+
+
+def spent_out(limits: ExecutionLimits | None, spent: Spent) -> Crossing | None:
+    """R71: the first of an Execution's limits ``spent`` has used all of, or None."""
+    for limit, allowed in _allowed(limits) if limits else ():
+        used = _used(spent, limit)
+        if used is not None and used >= allowed:
+            return Crossing(limit, _text(allowed), _text(used), execution=True)
     return None
 
 

@@ -18,7 +18,7 @@ from agentjobs.kube import conditions, naming
 from agentjobs.kube.pods import Owner
 from agentjobs.models.contract import Artifact, PhaseStatus, Report, SystemFailure, Usage
 from agentjobs.models.kubernetes import EnvVar
-from agentjobs.models.limits import ExecutionLimits
+from agentjobs.models.limits import ExecutionBudget, ExecutionLimits
 from agentjobs.models.repositories import RepositoryStatus
 from agentjobs.models.resources import (
     API_VERSION,
@@ -63,6 +63,7 @@ def phase_spec(
     index: int,
     inputs: HandoffRef | None = None,
     repositories_before: Sequence[Sequence[RepositoryStatus]] = (),
+    budget: ExecutionBudget | None = None,
 ) -> PhaseSpec:
     """Phase ``index`` of ``execution`` with ``spec.defaults`` applied.
 
@@ -91,6 +92,7 @@ def phase_spec(
             "env_from": env_from or None,
             "artifacts": execution.artifacts,
             "inputs": inputs,
+            "budget": budget,
             "repositories": checkout.checkouts(
                 execution.repositories,
                 template.repositories,
@@ -111,6 +113,7 @@ def phase_manifest(
     index: int,
     inputs: HandoffRef | None,
     repositories_before: Sequence[Sequence[RepositoryStatus]] = (),
+    budget: ExecutionBudget | None = None,
 ) -> dict[str, Any]:
     """The Phase at ``index`` of an Execution, owned by it, named as only it can be."""
     phase = phase_spec(
@@ -119,6 +122,7 @@ def phase_manifest(
         index=index,
         inputs=inputs,
         repositories_before=repositories_before,
+        budget=budget,
     )
     owner = Owner(API_VERSION, "Execution", execution_name, execution_uid)
     return {

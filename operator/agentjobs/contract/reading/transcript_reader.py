@@ -18,9 +18,10 @@ Decisions where the contract is silent:
   lines, of the last message of the agent (or terminal event text) that
   had any.
 
-Given ``limits``, the reader checks them after every event that spends
-(R70) and keeps the first one passed, with the line it was passed on, so
-the check is the same whatever the chunking.
+Given ``limits`` (and an Execution's ``budget``, R71), the reader checks
+them after every event that spends (R70) and keeps the first one passed,
+with the line it was passed on, so the check is the same whatever the
+chunking.
 """
 
 from __future__ import annotations
@@ -83,11 +84,13 @@ class BlockTranscriptReader(Generic[Value]):
         *,
         prices: PriceTable | None = None,
         limits: ExecutionLimits | None = None,
+        budget: guard.Budget | None = None,
     ) -> None:
         self._format = transcript_format
         self._text_reader = report_reader.TextBlockReader(kind)
         self._events: EventLines | None = None
         self._limits = limits
+        self._budget = budget
         self.limit_passed: PassedAt | None = None
         sink: lines.LineSink = self._text_reader
         piece_limit = report_reader.LINE_PIECE_LIMIT
@@ -96,7 +99,7 @@ class BlockTranscriptReader(Generic[Value]):
                 self._text_reader,
                 formats.decoder_for(transcript_format),
                 UsageMeter(prices),
-                self._check_limits if limits is not None else None,
+                self._check_limits if limits is not None or budget is not None else None,
             )
             sink, piece_limit = self._events, EVENT_LINE_LIMIT
         self._input = lines.LineAssembler(sink, piece_limit=piece_limit)
@@ -116,7 +119,8 @@ class BlockTranscriptReader(Generic[Value]):
 
     def _check_limits(self) -> None:
         if self.limit_passed is None and self._events is not None:
-            crossing = guard.passed(self._limits, self.spent())
+            spent = self.spent()
+            crossing = guard.passed(self._limits, spent) or guard.over_budget(self._budget, spent)
             if crossing is not None:
                 self.limit_passed = PassedAt(crossing, self._events.lines_read)
 
@@ -181,8 +185,11 @@ class TranscriptReader(BlockTranscriptReader[Report]):
         *,
         prices: PriceTable | None = None,
         limits: ExecutionLimits | None = None,
+        budget: guard.Budget | None = None,
     ) -> None:
-        super().__init__(report_body.TASK_RESULT, transcript_format, prices=prices, limits=limits)
+        super().__init__(
+            report_body.TASK_RESULT, transcript_format, prices=prices, limits=limits, budget=budget
+        )
 
     def standing_report(self) -> Report:
         return self.standing()

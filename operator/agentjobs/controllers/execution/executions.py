@@ -370,6 +370,7 @@ class ExecutionReconciler:
             index=plan.create_index,
             inputs=plan.inputs,
             repositories_before=plan.repositories_before,
+            budget=plan.budget,
         )
         resource_name = manifest["metadata"]["name"]
         try:

@@ -36,9 +36,19 @@ IDLE_CHECK_SECONDS = 1.0
 class LimitWatch:
     """The limits an agent's log is read against, and what its reader says of them."""
 
-    limits: Limits
+    limits: Limits | None
+    budget: guard.Budget | None  # R71: the Execution's limits, and what was used before
     passed: Callable[[], guard.Crossing | None]
     spent: Callable[[], guard.Spent]
+
+    def approaching(self) -> list[tuple[guard.Limit, bool]]:
+        """Each limit whose 80% the run used, or the Execution's runs (then True)."""
+        spent = self.spent()
+        near = [(limit, False) for limit in guard.approaching(self.limits, spent)]
+        if self.budget is not None:
+            together = self.budget.before.plus(spent)
+            near += [(limit, True) for limit in guard.approaching(self.budget.limits, together)]
+        return near
 
 
 class LimitGuard:
@@ -59,15 +69,16 @@ class LimitGuard:
         self._watch = watch
         self._status_writes = status_writes
         self._last_byte = time.monotonic()
-        self._announced: set[guard.Limit] = set()  # the 80% Events already posted
+        self._announced: set[tuple[guard.Limit, bool]] = set()  # the 80% Events posted
         self._idle_watch: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """A stop recorded before a restart is asked again; the idle watch begins."""
         if self.recorded() is not None:
             await self._ask_pod_to_stop()
-        if self._watch.limits.idle_seconds is not None:
-            self._idle_watch = asyncio.create_task(self._watch_idle(self._watch.limits))
+        limits = self._watch.limits
+        if limits is not None and limits.idle_seconds is not None:
+            self._idle_watch = asyncio.create_task(self._watch_idle(limits))
 
     def end(self) -> None:
         if self._idle_watch is not None:
@@ -92,13 +103,15 @@ class LimitGuard:
         if crossing is not None:
             await self._stop(crossing)
             return
-        for limit in guard.approaching(self._watch.limits, self._watch.spent()):
-            if limit not in self._announced:
-                self._announced.add(limit)
+        for near in self._watch.approaching():
+            if near not in self._announced:
+                self._announced.add(near)
+                limit, execution = near
+                who = "the execution's runs have" if execution else "the agent has"
                 events.post(
                     self._ctx.body,
                     reason="LimitApproaching",
-                    message=f"the agent has used 80% of its {limit.value}",
+                    message=f"{who} used 80% of its {limit.value}",
                     warning=True,
                 )
 

@@ -153,11 +153,16 @@ def agent_log(
     """The agent's log, its progress checkpointed and each report posted as it is read."""
     transcript_format = ctx.spec.transcript_format or TranscriptFormat.TEXT
     limits = ctx.spec.limits
-    reader = TranscriptReader(transcript_format, prices=ctx.config.price_table, limits=limits)
+    # R71: what the Execution's earlier phases and this phase's earlier runs used counts.
+    budget = guard.Budget.of(ctx.spec.budget, ctx.status.usage)
+    reader = TranscriptReader(
+        transcript_format, prices=ctx.config.price_table, limits=limits, budget=budget
+    )
     watch = None
-    if limits is not None and guard.watched(limits):
+    if guard.watched(limits, ctx.spec.budget):
         watch = LimitWatch(
             limits,
+            budget,
             passed=lambda: reader.limit_passed.crossing if reader.limit_passed else None,
             spent=reader.spent,
         )

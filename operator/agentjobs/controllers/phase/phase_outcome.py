@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 
 from agentjobs.adapters import metrics
 from agentjobs.contract.grading import evaluation, grader, phase_end, record, revision
+from agentjobs.contract.limits import guard
 from agentjobs.contract.outcome import outcome
 from agentjobs.contract.phase import loop_status, phase_core
 from agentjobs.contract.phase.phase_core import AfterEvaluation
@@ -196,6 +197,10 @@ async def _evaluate(
     rubric = await _rubric(ctx)
     if isinstance(rubric, SystemFailure):
         return failed(rubric)
+    # R71: the status counts the graded attempt by now.
+    spent_out = guard.budget_spent(guard.Budget.of(ctx.spec.budget, ctx.status.usage))
+    if spent_out is not None:
+        return failed(spent_out.not_started(f"grader {grader_name!r}"))
     pod = phase_pod.GraderPod(
         spec=grader.grader_spec(ctx.spec, handed_on, ctx.status.repositories or []),
         pod_name=grader_name,

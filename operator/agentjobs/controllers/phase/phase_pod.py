@@ -118,7 +118,7 @@ async def create_pod(
         pull_secrets=ctx.config.image_pull_secrets,
         config_map_name=config_map_name,
         stopper=pods.Stopper(ctx.config.image, ctx.config.sidecar_resources)
-        if guard.watched(spec.limits)
+        if guard.watched(spec.limits, spec.budget)
         else None,
     )
     return await _create_all(ctx, config_map, pod)
