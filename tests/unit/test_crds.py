@@ -75,8 +75,9 @@ def test_printer_columns_match_the_issue() -> None:
         "Outcome",
         "Deliverable",
         "Branch",
+        "Cost",
         "Age",
     ]
     assert columns("phases.yaml") == [
-        "Execution", "Status", "Report", "Outcome", "Exit", "Attempt", "Age",
+        "Execution", "Status", "Report", "Outcome", "Exit", "Attempt", "Cost", "Age",
     ]  # fmt: skip

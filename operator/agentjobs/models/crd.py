@@ -109,6 +109,8 @@ def _column(name: str, path: str, kind: str = "string") -> dict[str, Any]:
 
 
 AGE = _column("Age", ".metadata.creationTimestamp", "date")
+# R68: dollars the runs cost, as the CLI reported or the price table gave (empty: unknown).
+COST = _column("Cost", ".status.usage.costUsd", "number")
 
 
 def custom_resource_definitions() -> dict[str, dict[str, Any]]:
@@ -128,6 +130,7 @@ def custom_resource_definitions() -> dict[str, dict[str, Any]]:
                 _column("Deliverable", ".status.deliverableProduced", "boolean"),
                 # R66: the work branch of the first repository (most Executions have one).
                 _column("Branch", ".status.repositories[0].branch"),
+                COST,
                 AGE,
             ],
         ),
@@ -144,6 +147,7 @@ def custom_resource_definitions() -> dict[str, dict[str, Any]]:
                 _column("Outcome", ".status.outcome.result"),
                 _column("Exit", ".status.exitCode", "integer"),
                 _column("Attempt", ".status.attempt", "integer"),
+                COST,
                 AGE,
             ],
         ),
