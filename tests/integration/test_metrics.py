@@ -2,7 +2,8 @@
 
 One operator with storage and webhooks runs, at once: a phase that fails once
 and is retried, a graded phase, a phase refused by admission (an unknown
-PriorityClass: an API error), and an Execution with `artifactRetention:
+PriorityClass: an API error), a phase stopped by its maxTokens (OpenCode-shaped,
+its tokens and cost counted), and an Execution with `artifactRetention:
 Delete` deleted while the S3 store is down (a storage error and a reconcile
 error, until the store is back). /metrics is scraped while they run and
 after, with prometheus_client's own parser.
@@ -42,6 +43,14 @@ WROTE = (
 GRADER = (
     'echo \'GRADE_RESULT: {"result": "satisfied", "explanation": "Fine.",'
     ' "criteria": [{"name": "notes", "met": true}]}\'; echo GRADE_RESULT_END'
+)
+# An OpenCode-shaped agent whose first step passes its maxTokens: stopped (R70).
+SPENDING = (
+    'echo work > "$AGENTJOBS_OUTPUT_DIR/notes.md"; '
+    'echo \'{"type":"step_start","sessionID":"s","part":{}}\'; '
+    'echo \'{"type":"step_finish","sessionID":"s","part":{"reason":'
+    '"tool-calls","cost":0.5,"tokens":{"input":100,"output":10}}}\'; '
+    "sleep 60"
 )
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -152,10 +161,13 @@ def test_every_metric_moves_in_a_full_run(
     kubectl.apply(execution("graded", graded), namespace)
     kubectl.apply(execution("refused", {"args": [WROTE], "priorityClassName": "nope"}), namespace)
     kubectl.apply(execution("deleted", {"args": [WROTE]}, artifactRetention="Delete"), namespace)
+    spending = {"args": [SPENDING], "transcriptFormat": "opencode", "limits": {"maxTokens": 100}}
+    kubectl.apply(execution("stopped", spending), namespace)
     for name, status in (
         ("retried", "completed"),
         ("graded", "completed"),
         ("deleted", "completed"),
+        ("stopped", "failed"),
     ):
         assert wait_finished(kubectl, namespace, name, timeout=120)["status"] == status
     assert wait_finished(kubectl, namespace, "refused")["status"] == "failed"
@@ -196,10 +208,13 @@ def test_every_metric_moves_in_a_full_run(
         "agentjobs_webhook_deliveries_total": {"outcome": "retry"},
         "agentjobs_api_errors_total": {"code": "403"},
         "agentjobs_reconcile_errors_total": {},
+        "agentjobs_tokens_total": {"namespace": namespace, "model": "other"},
+        "agentjobs_cost_usd_total": {"namespace": namespace, "model": "other"},
+        "agentjobs_limit_stops_total": {"limit": "maxTokens"},
     }
     for name, labels in counted.items():
         assert total(after, name, **labels) > 0, (name, labels)
-    assert total(after, "agentjobs_phases_finished_total") == 4  # the retried phase once
+    assert total(after, "agentjobs_phases_finished_total") == 5  # the retried phase once
     assert peaks["agentjobs_active_runners"] >= 1 and peaks["agentjobs_log_streams"] >= 1
     assert total(after, "agentjobs_active_runners") == 0
     assert total(after, "agentjobs_log_streams") == 0

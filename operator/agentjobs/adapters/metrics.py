@@ -3,13 +3,17 @@
 One registry of the operator's own (the process collectors too), named as
 Prometheus asks: the ``agentjobs_`` prefix, base units, ``_total`` for
 counters, ``_seconds`` and ``_bytes``. Labels carry only bounded values (a
-status, a classification, a report state, an HTTP status code), never a
-name, so a thousand Executions make no thousand series. Recording is cheap
+status, a classification, a report state, an HTTP status code, a namespace,
+a model only when the price table lists it), never an object's name, so a
+thousand Executions make no thousand series. Recording is cheap
 and never fails a run: the functions here are called from the handlers at
 the moment each fact becomes known.
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
+from decimal import Decimal
 
 from prometheus_client import (
     CollectorRegistry,
@@ -111,6 +115,45 @@ api_errors = Counter(
     ["code"],
     registry=REGISTRY,
 )
+tokens = Counter(
+    "agentjobs_tokens_total",
+    "Tokens agents and graders used (input, cache writes and output; R67), by namespace and"
+    " model ('other' for a model the price table does not list).",
+    ["namespace", "model"],
+    registry=REGISTRY,
+)
+cost_usd = Counter(
+    "agentjobs_cost_usd_total",
+    "Dollars agents and graders cost, where known (R68), by namespace and model.",
+    ["namespace", "model"],
+    registry=REGISTRY,
+)
+limit_stops = Counter(
+    "agentjobs_limit_stops_total",
+    "Agents stopped by a limit (R70, R71), by the limit's field.",
+    ["limit"],
+    registry=REGISTRY,
+)
+OTHER_MODEL = "other"
+
+
+def spent(
+    namespace: str,
+    model: str | None,
+    priced: Collection[str],
+    *,
+    tokens_used: int | None,
+    cost: Decimal | None,
+) -> None:
+    """A run's tokens and cost, under its model only if ``priced`` lists it: a transcript
+    names whatever model it likes, and each name would be a series."""
+    label = model if model is not None and model in priced else OTHER_MODEL
+    if tokens_used:
+        tokens.labels(namespace, label).inc(tokens_used)
+    if cost:
+        cost_usd.labels(namespace, label).inc(float(cost))
+
+
 reconcile_errors = Counter(
     "agentjobs_reconcile_errors_total",
     "Execution reconciles that raised and will be tried again.",

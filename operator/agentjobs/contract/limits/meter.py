@@ -104,6 +104,11 @@ class UsageMeter:
         self._costed = True
 
     @property
+    def model(self) -> str | None:
+        """The model the transcript named last."""
+        return self._model
+
+    @property
     def cost(self) -> Decimal | None:
         """The run's cost so far; None when not known."""
         if self.unpriced or not self._costed:  # one unpriced event makes it unknown

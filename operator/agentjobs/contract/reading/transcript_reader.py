@@ -117,6 +117,11 @@ class BlockTranscriptReader(Generic[Value]):
         meter = self._events.meter
         return guard.Spent.of(meter.usage, meter.cost)
 
+    @property
+    def model(self) -> str | None:
+        """The model the log named last (R68), if it is an agent CLI's."""
+        return self._events.meter.model if self._events is not None else None
+
     def _check_limits(self) -> None:
         if self.limit_passed is None and self._events is not None:
             spent = self.spent()

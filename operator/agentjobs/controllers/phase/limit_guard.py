@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from agentjobs.adapters import paths
+from agentjobs.adapters import metrics, paths
 from agentjobs.adapters.kube import ApiError
 from agentjobs.contract.limits import guard
 from agentjobs.contract.phase import phase_status
@@ -142,6 +142,7 @@ class LimitGuard:
         async with self._status_writes:
             await ctx.write_status(phase_status.with_stop(ctx.status, failure))
         events.post(ctx.body, reason="LimitExceeded", message=failure.message, warning=True)
+        metrics.limit_stops.labels(crossing.limit.value).inc()
         await self._ask_pod_to_stop()
         logger.info("%s/%s: %s; asked to stop", ctx.namespace, self._pod_name, failure.message)
 

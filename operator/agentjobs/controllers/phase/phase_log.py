@@ -29,6 +29,7 @@ from typing import IO, Any, Generic, Protocol, TypeVar
 
 import aiohttp
 
+from agentjobs.adapters import metrics
 from agentjobs.adapters.kube import ApiError, JsonObject
 from agentjobs.adapters.log_follower import LogFollower
 from agentjobs.contract.limits import guard
@@ -41,7 +42,7 @@ from agentjobs.controllers.phase.limit_guard import LimitGuard, LimitWatch
 from agentjobs.controllers.phase.phase_context import PhaseContext
 from agentjobs.kube import pod_state, pods
 from agentjobs.kube.pod_state import AgentState, Stage
-from agentjobs.models.contract import SystemFailure, TranscriptFormat
+from agentjobs.models.contract import SystemFailure, TranscriptFormat, Usage
 from agentjobs.runtime import backoff, events
 from agentjobs.runtime.config import DEFAULT_MAX_TRANSCRIPT_BYTES
 
@@ -124,6 +125,9 @@ class Verdict(Protocol):
     @property
     def terminal_event_seen(self) -> bool: ...
 
+    @property
+    def usage(self) -> Usage | None: ...
+
 
 VerdictT = TypeVar("VerdictT", bound=Verdict)
 VerdictT_co = TypeVar("VerdictT_co", bound=Verdict, covariant=True)
@@ -134,6 +138,9 @@ class StreamReader(Protocol[VerdictT_co]):
 
     @property
     def blocks_seen(self) -> int: ...
+
+    @property
+    def model(self) -> str | None: ...
 
     def feed(self, chunk: bytes) -> None: ...
 
@@ -348,6 +355,7 @@ class LogReading(Generic[VerdictT]):
 
     def _result(self, pod: JsonObject, state: AgentState, *, whole: bool) -> LogResult[VerdictT]:
         verdict = self._reader.close()
+        self._count_spend(verdict)
         intact = resolution.stream_intact(
             read_from_first_byte=True,
             read_to_end_after_exit=whole,
@@ -369,4 +377,17 @@ class LogReading(Generic[VerdictT]):
     def _vanished(self) -> LogResult[VerdictT]:
         """R22a: the pod vanished before its agent container terminated."""
         run = phase_core.vanished(self._ctx.stops, self._interrupted)
-        return LogResult(run, self._reader.close(), self._transcript)
+        verdict = self._reader.close()
+        self._count_spend(verdict)
+        return LogResult(run, verdict, self._transcript)
+
+    def _count_spend(self, verdict: VerdictT) -> None:
+        spent = guard.Spent.of(verdict.usage)
+        prices = self._ctx.config.price_table
+        metrics.spent(
+            self._ctx.namespace,
+            self._reader.model,
+            prices.models if prices is not None else (),
+            tokens_used=spent.tokens,
+            cost=spent.cost_usd,
+        )
