@@ -7,7 +7,8 @@ still read back as the timeout); a run a limit stopped ends as that limit's fail
 whatever its exit and whatever the pod says after, but a cancel outweighs it; budgets are
 blocked with a recoverable budget blocker that needs the user, turns and stuck failed;
 budget and turn stops are never retried, a stuck one only when retry.on lists stuck; the
-stop survives log checkpoints; the status shows each limit's use.
+stop survives log checkpoints; the status shows each limit's use; a recovered last message
+names the limit that stopped the agent.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from typing import Any
 import pytest
 
 from agentjobs.contract import retry
+from agentjobs.contract.artifacts import artifact_rule
+from agentjobs.contract.artifacts.artifact_rule import RecoveryContext
+from agentjobs.contract.limits import guard
 from agentjobs.contract.limits.guard import Crossing, Limit
 from agentjobs.contract.outcome import outcome
 from agentjobs.contract.phase import phase_core, phase_status
@@ -28,6 +32,7 @@ from agentjobs.models.contract import (
     FailureClassification,
     FailureKind,
     PhaseStatus,
+    SystemFailure,
     TaskOutcomeStatus,
 )
 from agentjobs.models.resources import PhaseResourceStatus
@@ -195,3 +200,17 @@ def test_the_stop_is_recorded_once_and_kept_through_log_checkpoints() -> None:
     assert phase_status.with_stop(status, later).log == status.log
     moved = phase_status.with_log_progress(status, bytes_read=10, sha256="ab", reports_read=0)
     assert moved.log is not None and moved.log.stopped_by == BUDGET
+
+
+def test_a_recovered_last_message_names_the_limit_that_stopped_the_agent() -> None:
+    stop = Crossing(Limit.TURNS, "3", "4").failure
+    words = guard.stop_words(stop)
+    assert words == "the agent was stopped by its maxTurns (3 turns): it had used 4 turns"
+    context = RecoveryContext(phase_name="fix", last_message="Half done.", stopped_by=words)
+    content = artifact_rule.recovered_content(context)
+    assert f"> **Stopped by a limit.** {words}." in content
+    assert content.index("Stopped by a limit") < content.index("Half done.")
+    crash = SystemFailure(kind=FailureKind.CRASH, code="exit_code_1", message="exit 1")
+    assert guard.stop_words(crash) is None
+    unstopped = artifact_rule.recovered_content(RecoveryContext("fix", "Half done."))
+    assert "Stopped by a limit" not in unstopped

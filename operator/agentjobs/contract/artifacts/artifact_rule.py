@@ -108,6 +108,7 @@ class RecoveryContext:
     work: Sequence[RepositoryRecord] = ()
     # R64: the repositories whose push did not land; a completed phase lists their patches.
     unpushed: frozenset[str] = frozenset()
+    stopped_by: str | None = None  # R70: the limit that stopped the agent, in words
 
 
 def _is_junk(path: str) -> bool:
@@ -144,12 +145,15 @@ def sort_entries(
 
 
 def recovered_content(context: RecoveryContext) -> str:
-    """R31: the banner, where the work stands, and the agent's last message."""
+    """R31: the banner, the limit that stopped the agent (R70), where the work stands, and
+    the agent's last message."""
     parts = [
         f"> **Recovered from the transcript.** This is the last message the agent wrote in "
         f"phase `{context.phase_name}`, taken from its session transcript. It is not a "
         f"deliverable the phase wrote.",
     ]
+    if context.stopped_by is not None:
+        parts.append(f"> **Stopped by a limit.** {context.stopped_by}.")
     if (work := unpushed_work.work_section(context.work)) is not None:
         parts.append(work)
     parts.append(f"## The agent's last message\n\n{context.last_message or ''}")

@@ -164,6 +164,13 @@ def watched(limits: Limits | None, budget: ExecutionBudget | None = None) -> boo
     )
 
 
+def stop_words(failure: SystemFailure | None) -> str | None:
+    """What a limit's stop says, or None for any other failure."""
+    if failure is None or (failure.kind, failure.code) not in _ENDS.values():
+        return None
+    return failure.message
+
+
 def stopped_by(terminal_reason: str | None) -> Limit | None:
     """The limit an outcome's terminal reason says stopped its attempt, or None (a budget
     stop reads as the cost limit)."""

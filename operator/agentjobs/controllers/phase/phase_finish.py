@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from agentjobs.adapters import metrics
 from agentjobs.contract.artifacts import bucket_policy, handoff, harvest
 from agentjobs.contract.artifacts.artifact_rule import RecoveryContext
+from agentjobs.contract.limits import guard
 from agentjobs.contract.outcome import phase
 from agentjobs.contract.phase import phase_status
 from agentjobs.contract.reading.transcript_reader import ReaderVerdict
@@ -103,6 +104,7 @@ async def conclude(
             declared_outputs=tuple(ctx.spec.outputs or ()),
             work=work,
             unpushed=frozenset(c.name for c in checkouts if c.pushed is False),
+            stopped_by=guard.stop_words(run.system_failure),
         ),
         now=now,
         artifacts_complete=complete,
