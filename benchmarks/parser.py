@@ -4,9 +4,10 @@ Generates a realistic 256 MB agent log (prose, code, tool output, some ANSI
 colour, a few reports, the marker quoted mid-line), then reads it with both,
 best of three runs each, in this one process, and prints MB/s and the ratio.
 Then, for each agent CLI's format, a 256 MB transcript in that CLI's event
-shape (its words, tool calls and their output, a report in the final
-message, the terminal event), read by the reader in that format beside
-``jq -c . >/dev/null`` on the same file, so that no format hides a slowdown.
+shape (its words, tool calls and their output, usage where the CLI reports
+it, a report in the final message, the terminal event), read by the reader
+in that format beside ``jq -c . >/dev/null`` on the same file, so that no
+format hides a slowdown.
 
     python benchmarks/parser.py [--size-mb 256] [--keep PATH]
 """
@@ -100,15 +101,24 @@ def _tool_output(rng: random.Random) -> str:
     return "\n".join(rng.choices(TOOL_LINES, k=rng.randint(3, 40)))
 
 
+def _tokens(rng: random.Random) -> dict[str, int]:
+    return {"input_tokens": rng.randrange(10, 5000), "output_tokens": rng.randrange(10, 2000)}
+
+
 def _claude_turn(rng: random.Random, text: str) -> list[Event]:
-    message_id = f"msg_{rng.randrange(10**9)}"
+    # Each block of a message repeats the message's model and usage, as Claude Code prints it.
+    message: Event = {
+        "id": f"msg_{rng.randrange(10**9)}",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "usage": {**_tokens(rng), "cache_read_input_tokens": rng.randrange(10**5)},
+    }
     blocks: list[Event] = [
         {"type": "text", "text": text},
         {"type": "tool_use", "id": "t", "name": "Bash"},
     ]
     events: list[Event] = [
-        {"type": "assistant", "message": {"id": message_id, "role": "assistant", "content": [b]}}
-        for b in blocks
+        {"type": "assistant", "message": {**message, "content": [b]}} for b in blocks
     ]
     result = {"type": "tool_result", "tool_use_id": "t", "content": _tool_output(rng)}
     return [*events, {"type": "user", "message": {"role": "user", "content": [result]}}]
@@ -140,7 +150,15 @@ def _opencode_turn(rng: random.Random, text: str) -> list[Event]:
     return [
         {"type": "text", "sessionID": "s", "part": {"messageID": message, "text": text}},
         {"type": "tool_use", "sessionID": "s", "part": {"tool": "bash", "state": state}},
-        {"type": "step_finish", "sessionID": "s", "part": {"reason": "tool-calls"}},
+        {
+            "type": "step_finish",
+            "sessionID": "s",
+            "part": {
+                "reason": "tool-calls",
+                "cost": rng.random() / 100,
+                "tokens": {"input": rng.randrange(10, 5000), "output": rng.randrange(10, 2000)},
+            },
+        },
     ]
 
 

@@ -108,10 +108,14 @@ def counted_tokens(usage: Usage | None) -> int | None:
     """R67: input (with cache writes) and output tokens; cache reads are not counted."""
     if usage is None:
         return None
-    counts = (usage.input_tokens, usage.cache_creation_input_tokens, usage.output_tokens)
-    if all(count is None for count in counts):
+    return counted(usage.input_tokens, usage.cache_creation_input_tokens, usage.output_tokens)
+
+
+def counted(input_tokens: int | None, cache_writes: int | None, output: int | None) -> int | None:
+    """R67's count from its three parts (None: none reported)."""
+    if input_tokens is None and cache_writes is None and output is None:
         return None
-    return sum(count or 0 for count in counts)
+    return (input_tokens or 0) + (cache_writes or 0) + (output or 0)
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,10 @@ class UsageMeter:
         self._computed += prices.cost(more, price)
         self._costed = True
 
+    def count(self, name: str) -> int | None:
+        """One of :data:`COUNTS` so far, without building a usage (checked per event)."""
+        return self._counts[COUNTS.index(name)]
+
     @property
     def model(self) -> str | None:
         """The model the transcript named last."""

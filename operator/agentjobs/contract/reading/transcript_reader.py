@@ -114,8 +114,13 @@ class BlockTranscriptReader(Generic[Value]):
         """What the log has spent so far (R68, R69); nothing known for ``text``."""
         if self._events is None:
             return guard.Spent()
-        meter = self._events.meter
-        return guard.Spent.of(meter.usage, meter.cost)
+        meter = self._events.meter  # read count by count: this runs after every event that spends
+        tokens = guard.counted(
+            meter.count("input_tokens"),
+            meter.count("cache_creation_input_tokens"),
+            meter.count("output_tokens"),
+        )
+        return guard.Spent(meter.cost, tokens, meter.turns or None)
 
     @property
     def model(self) -> str | None:
