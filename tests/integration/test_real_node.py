@@ -30,6 +30,9 @@ from devcluster.probes import admin_tls, api_get
 from devcluster.stores import S3_STORES
 from devcluster.testing import DevCluster, Kubectl
 
+# Alone on the cluster (make test's second lane): it takes the cluster down and up.
+pytestmark = pytest.mark.exclusive
+
 Obj = dict[str, Any]
 BUSYBOX = "busybox:1.36"
 # The Dockerfiles' base image, built by devcluster.images: a TLS client that busybox's wget,
@@ -113,9 +116,6 @@ def test_a_pod_reaches_s3_on_the_hosts_address(
 
 SELF_REVIEW = """
 import json, os, ssl, urllib.request
-
-# Alone on the cluster (make test's second lane): it takes the cluster down and up.
-pytestmark = pytest.mark.exclusive
 account = "/var/run/secrets/kubernetes.io/serviceaccount"
 host, port = os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"]
 review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}

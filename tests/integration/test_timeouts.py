@@ -141,4 +141,6 @@ def test_an_agent_that_ends_in_time_completes_and_the_timekeeper_goes_with_it(
     # Far from the timeout: the timekeeper left a few seconds after the agent had.
     assert elapsed < 20
     ended = by_name["agent"]["state"]["terminated"]["finishedAt"]
-    assert (_time(keeper["finishedAt"]) - _time(ended)).total_seconds() <= 5
+    # Its 3 s of silence after the last heartbeat, the heartbeat's 1 s period, times cut to
+    # the second, and a busy kubelet's late probes: well under the minute of the timeout.
+    assert (_time(keeper["finishedAt"]) - _time(ended)).total_seconds() <= 10
