@@ -119,11 +119,15 @@ def usage_of(
     cost: object = None,
 ) -> Usage | None:
     """A :class:`Usage` from raw JSON values; None when none of them is a valid count."""
-    usage = Usage(
-        input_tokens=count_of(input_tokens),
-        output_tokens=count_of(output_tokens),
-        cache_creation_input_tokens=count_of(cache_creation),
-        cache_read_input_tokens=count_of(cache_read),
-        cost_usd=cost_of(cost),
+    counts = (count_of(input_tokens), count_of(output_tokens), count_of(cache_creation))
+    read, dollars = count_of(cache_read), cost_of(cost)
+    if read is None and dollars is None and all(count is None for count in counts):
+        return None
+    # Each value is checked above, and this runs for every event that spends: not again.
+    return Usage.model_construct(
+        input_tokens=counts[0],
+        output_tokens=counts[1],
+        cache_creation_input_tokens=counts[2],
+        cache_read_input_tokens=read,
+        cost_usd=dollars,
     )
-    return None if usage == Usage() else usage
