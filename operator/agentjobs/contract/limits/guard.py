@@ -201,10 +201,15 @@ def _used(spent: Spent, limit: Limit) -> Decimal | None:
 
 def passed(limits: ExecutionLimits | None, spent: Spent) -> Crossing | None:
     """The first limit ``spent`` exceeds, or None."""
+    return _first(limits, spent, reached=False)
+
+
+def _first(limits: ExecutionLimits | None, spent: Spent, *, reached: bool) -> Crossing | None:
+    """The first limit ``spent`` exceeds, or with ``reached`` has used all of."""
     for limit, allowed in _allowed(limits) if limits else ():
         used = _used(spent, limit)
-        if used is not None and used > allowed:
-            return Crossing(limit, _text(allowed), _text(used))
+        if used is not None and (used > allowed or (reached and used == allowed)):
+            return Crossing(limit, _text(allowed), _text(used), execution=reached)
     return None
 
 
@@ -221,11 +226,18 @@ def budget_spent(budget: Budget | None) -> Crossing | None:
 
 def spent_out(limits: ExecutionLimits | None, spent: Spent) -> Crossing | None:
     """R71: the first of an Execution's limits ``spent`` has used all of, or None."""
-    for limit, allowed in _allowed(limits) if limits else ():
-        used = _used(spent, limit)
-        if used is not None and used >= allowed:
-            return Crossing(limit, _text(allowed), _text(used), execution=True)
-    return None
+    return _first(limits, spent, reached=True)
+
+
+def approaching_any(
+    limits: ExecutionLimits | None, budget: Budget | None, spent: Spent
+) -> list[tuple[Limit, bool]]:
+    """Each limit whose 80% the run used, or the Execution's runs together (then True)."""
+    near = [(limit, False) for limit in approaching(limits, spent)]
+    if budget is not None:
+        together = budget.before.plus(spent)
+        near += [(limit, True) for limit in approaching(budget.limits, together)]
+    return near
 
 
 def approaching(limits: ExecutionLimits | None, spent: Spent) -> list[Limit]:

@@ -41,15 +41,6 @@ class LimitWatch:
     passed: Callable[[], guard.Crossing | None]
     spent: Callable[[], guard.Spent]
 
-    def approaching(self) -> list[tuple[guard.Limit, bool]]:
-        """Each limit whose 80% the run used, or the Execution's runs (then True)."""
-        spent = self.spent()
-        near = [(limit, False) for limit in guard.approaching(self.limits, spent)]
-        if self.budget is not None:
-            together = self.budget.before.plus(spent)
-            near += [(limit, True) for limit in guard.approaching(self.budget.limits, together)]
-        return near
-
 
 class LimitGuard:
     """Watches one pod's agent; ``status_writes`` is the lock its log's reading writes
@@ -103,7 +94,8 @@ class LimitGuard:
         if crossing is not None:
             await self._stop(crossing)
             return
-        for near in self._watch.approaching():
+        watch = self._watch
+        for near in guard.approaching_any(watch.limits, watch.budget, watch.spent()):
             if near not in self._announced:
                 self._announced.add(near)
                 limit, execution = near
