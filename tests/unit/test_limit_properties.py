@@ -3,8 +3,10 @@ event whose running spend exceeds it, whatever the chunking.
 
 Cases: OpenCode steps with any tokens and costs, against sums kept by hand; any mix of
 every CLI's spending events (Claude Code messages repeated or not, subagents, results,
-Codex and Gemini CLI ends, text lines between them) read in any chunks, against the same
-events read one by one with the limits checked after each.
+Codex and Gemini CLI ends, text lines between them) read in any chunks, with or without an
+Execution's budget partly spent before (R71), against the same events read one by one with
+the limits checked after each; OpenCode steps under an Execution's token limit partly used
+before, against the runs' sum kept by hand.
 """
 
 from __future__ import annotations
@@ -30,6 +32,16 @@ limits = st.builds(
     max_turns=st.none() | st.integers(min_value=1, max_value=12),
 )
 cuts = st.lists(st.integers(min_value=0, max_value=100_000), max_size=40)
+budgets = st.none() | st.builds(
+    guard.Budget,
+    limits,
+    st.builds(
+        guard.Spent,
+        st.none() | st.decimals("0", "0.1", places=4),
+        st.none() | st.integers(min_value=0, max_value=20_000),
+        st.none() | st.integers(min_value=0, max_value=6),
+    ),
+).filter(lambda budget: guard.budget_spent(budget) is None)  # else no run starts (R71)
 
 
 def line(event: dict[str, object]) -> bytes:
@@ -128,13 +140,17 @@ spending_events = st.one_of(
 
 
 def one_by_one(
-    events: list[bytes], fmt: TranscriptFormat, limits: ExecutionLimits
+    events: list[bytes],
+    fmt: TranscriptFormat,
+    limits: ExecutionLimits,
+    budget: guard.Budget | None = None,
 ) -> PassedAt | None:
     """The oracle: each event fed on its own, the limits checked after each."""
     reader = TranscriptReader(fmt, prices=TABLE)
     for number, event in enumerate(events, start=1):
         reader.feed(event)
-        crossing = guard.passed(limits, reader.spent())
+        spent = reader.spent()
+        crossing = guard.passed(limits, spent) or guard.over_budget(budget, spent)
         if crossing is not None:
             return PassedAt(crossing, number)
     return None
@@ -145,12 +161,53 @@ def one_by_one(
     events=st.lists(spending_events, min_size=1, max_size=25),
     fmt=st.sampled_from([f for f in TranscriptFormat if f is not TranscriptFormat.TEXT]),
     limits=limits,
+    budget=budgets,
     cuts=cuts,
 )
 def test_any_cli_is_stopped_at_the_first_event_past_a_limit_whatever_the_chunking(
-    events: list[bytes], fmt: TranscriptFormat, limits: ExecutionLimits, cuts: list[int]
+    events: list[bytes],
+    fmt: TranscriptFormat,
+    limits: ExecutionLimits,
+    budget: guard.Budget | None,
+    cuts: list[int],
 ) -> None:
-    reader = TranscriptReader(fmt, prices=TABLE, limits=limits)
+    reader = TranscriptReader(fmt, prices=TABLE, limits=limits, budget=budget)
     for chunk in split_at(b"".join(events), cuts):
         reader.feed(chunk)
-    assert reader.limit_passed == one_by_one(events, fmt, limits)
+    assert reader.limit_passed == one_by_one(events, fmt, limits, budget)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    steps=st.lists(st.tuples(counts, counts), min_size=1, max_size=15),
+    run_tokens=st.none() | st.integers(min_value=1, max_value=40_000),
+    allowed=st.integers(min_value=1, max_value=40_000),
+    used_before=st.floats(min_value=0, max_value=1, exclude_max=True),
+    cuts=cuts,
+)
+def test_an_execution_budget_is_passed_at_the_first_step_its_runs_together_pass(
+    steps: list[tuple[int, int]],
+    run_tokens: int | None,
+    allowed: int,
+    used_before: float,
+    cuts: list[int],
+) -> None:
+    before = int(allowed * used_before)
+    budget = guard.Budget(ExecutionLimits(max_tokens=allowed), guard.Spent(tokens=before))
+    events: list[bytes] = []
+    expected: tuple[bool, int] | None = None
+    tokens = 0
+    for tokens_in, tokens_out in steps:
+        events.append(step(tokens_in, tokens_out, Decimal(0)))
+        tokens += tokens_in + tokens_out
+        if expected is None and run_tokens is not None and tokens > run_tokens:
+            expected = (False, len(events))
+        elif expected is None and before + tokens > allowed:
+            expected = (True, len(events))
+    reader = TranscriptReader(
+        TranscriptFormat.OPENCODE, limits=ExecutionLimits(max_tokens=run_tokens), budget=budget
+    )
+    for chunk in split_at(b"".join(events), cuts):
+        reader.feed(chunk)
+    passed = reader.limit_passed
+    assert ((passed.crossing.execution, passed.line) if passed else None) == expected

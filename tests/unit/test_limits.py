@@ -19,6 +19,7 @@ from agentjobs.contract.limits import guard, prices
 from agentjobs.contract.limits.guard import Limit, Spent
 from agentjobs.contract.limits.meter import UsageMeter
 from agentjobs.contract.reading.transcript_reader import TranscriptReader
+from agentjobs.contract.text.usage import Spend
 from agentjobs.models.contract import FailureKind, TranscriptFormat, Usage
 from agentjobs.models.limits import ExecutionLimits, Limits, ModelPrice, PriceTable
 from agentjobs.models.resources import ExecutionSpec, PhaseSpec
@@ -158,7 +159,7 @@ def test_a_text_log_spends_nothing_known() -> None:
 
 
 def test_prices_count_cache_reads_and_writes_at_their_own_rates() -> None:
-    usage = Usage(
+    usage = Spend(
         input_tokens=1_000_000,
         output_tokens=1_000_000,
         cache_read_input_tokens=1_000_000,
@@ -180,7 +181,7 @@ def test_a_price_table_is_read_from_yaml_and_a_bad_one_says_why() -> None:
 def test_a_total_without_a_cost_is_priced_by_the_last_model() -> None:
     meter = UsageMeter(TABLE)
     meter.observe(model=SONNET)
-    meter.observe(usage_total=Usage(input_tokens=1_000_000))
+    meter.observe(usage_total=Spend(input_tokens=1_000_000))
     assert meter.cost == Decimal(3)
 
 
@@ -280,7 +281,7 @@ def test_max_turns_is_refused_for_a_text_transcript_in_the_crd() -> None:
 def test_a_log_naming_endless_unpriced_models_keeps_a_few_short_names() -> None:
     meter = UsageMeter(TABLE)
     for number in range(1000):
-        meter.observe(usage=Usage(input_tokens=1), model=f"m{number}" + "x" * 1000)
+        meter.observe(usage=Spend(input_tokens=1), model=f"m{number}" + "x" * 1000)
     assert meter.cost is None
     assert len(meter.unpriced) <= 8
     assert all(len(name.encode()) <= 200 for name in meter.unpriced)

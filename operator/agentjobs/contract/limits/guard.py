@@ -213,6 +213,21 @@ def _first(limits: ExecutionLimits | None, spent: Spent, *, reached: bool) -> Cr
     return None
 
 
+def thresholds(
+    limits: ExecutionLimits | None, budget: Budget | None
+) -> tuple[tuple[Limit, Decimal], ...]:
+    """For each limit, the least a run's own use must exceed to pass it or, with what the
+    Execution's runs used before, the Execution's: a reader checks these after every event
+    that spends, so they are worked out once (the crossing itself is then told by
+    :func:`passed` and :func:`over_budget`)."""
+    least: dict[Limit, Decimal] = dict(_allowed(limits)) if limits else {}
+    if budget is not None:
+        for limit, allowed in _allowed(budget.limits):
+            left = allowed - (_used(budget.before, limit) or 0)
+            least[limit] = min(least.get(limit, left), left)
+    return tuple(least.items())
+
+
 def over_budget(budget: Budget | None, spent: Spent) -> Crossing | None:
     """R71: the first of the Execution's limits that its runs, with ``spent``, passed."""
     crossing = passed(budget.limits, budget.before.plus(spent)) if budget else None

@@ -11,31 +11,25 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from agentjobs.contract.limits import prices
+from agentjobs.contract.limits import guard, prices
 from agentjobs.contract.text import agent_text
 from agentjobs.contract.text import usage as usage_sums
+from agentjobs.contract.text.usage import COUNTS, Spend
 from agentjobs.models.contract import Usage
 from agentjobs.models.limits import PriceTable
 
 NO_MODEL = ""
+EMPTY = Spend()
 # The models without a price a warning names, and how much of each name.
 UNPRICED_NAMED = 8
 MODEL_NAME_BYTES = 200
-
-
-COUNTS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
 
 
 class UsageMeter:
     """The running usage of one log; ``prices`` None when the operator has no table.
 
     Counts are kept as plain numbers (None: not reported), not models: this runs for every
-    event that spends, at the reader's speed."""
+    event that spends, at the reader's speed; a :class:`Usage` is built only when asked."""
 
     def __init__(self, price_table: PriceTable | None = None) -> None:
         self._prices = price_table
@@ -45,13 +39,14 @@ class UsageMeter:
         self._computed = Decimal(0)
         self._costed = False  # some cost was reported or computed
         self.unpriced: set[str] = set()
+        self._last_unpriced: str | None = None  # the last model added to ``unpriced``
         self.turns = 0
 
     def observe(
         self,
         *,
-        usage: Usage | None = None,
-        usage_total: Usage | None = None,
+        usage: Spend | None = None,
+        usage_total: Spend | None = None,
         model: str | None = None,
         turns: int = 0,
     ) -> None:
@@ -63,28 +58,23 @@ class UsageMeter:
         if usage is not None:
             self._add(usage)
 
-    def _replace(self, total: Usage) -> None:
+    def _replace(self, total: Spend) -> None:
         """A total the CLI printed: its counts replace the running ones it reports, its cost
         (or, without one, its counts priced) replaces the running cost."""
-        reported = [getattr(total, name) for name in COUNTS]
-        if all(count is None for count in reported) and total.cost_usd is None:
+        if total == EMPTY:
             return
         merged = [
-            new if new is not None else old for new, old in zip(reported, self._counts, strict=True)
+            new if new is not None else old
+            for new, old in zip(total.counts(), self._counts, strict=True)
         ]
         self._counts = [None] * len(COUNTS)
         self._reported, self._computed, self._costed = Decimal(0), Decimal(0), False
-        self.unpriced = set()
-        self._add(
-            Usage.model_validate(
-                {**dict(zip(COUNTS, merged, strict=True)), "cost_usd": total.cost_usd}
-            )
-        )
+        self.unpriced, self._last_unpriced = set(), None
+        self._add(Spend._make([*merged, total.cost_usd]))
 
-    def _add(self, more: Usage) -> None:
+    def _add(self, more: Spend) -> None:
         spent = False
-        for index, name in enumerate(COUNTS):
-            count = getattr(more, name)
+        for index, count in enumerate(more.counts()):
             if count is not None:
                 known = self._counts[index]
                 self._counts[index] = count if known is None else agent_text.count(known + count)
@@ -97,15 +87,22 @@ class UsageMeter:
             return
         price = self._prices.models.get(self._model) if self._prices and self._model else None
         if price is None:
-            if len(self.unpriced) < UNPRICED_NAMED:  # a hostile log may name any number
-                self.unpriced.add(agent_text.cut(self._model or NO_MODEL, MODEL_NAME_BYTES))
+            self._unpriced(self._model or NO_MODEL)
             return
         self._computed += prices.cost(more, price)
         self._costed = True
 
-    def count(self, name: str) -> int | None:
-        """One of :data:`COUNTS` so far, without building a usage (checked per event)."""
-        return self._counts[COUNTS.index(name)]
+    def _unpriced(self, model: str) -> None:
+        if model != self._last_unpriced and len(self.unpriced) < UNPRICED_NAMED:
+            # A hostile log may name any number of models, of any length.
+            self.unpriced.add(agent_text.cut(model, MODEL_NAME_BYTES))
+            self._last_unpriced = model
+
+    @property
+    def tokens(self) -> int | None:
+        """R67's count so far: input with cache writes, and output; cache reads not counted."""
+        input_tokens, output, cache_writes, _ = self._counts
+        return guard.counted(input_tokens, cache_writes, output)
 
     @property
     def model(self) -> str | None:

@@ -10,7 +10,7 @@ from decimal import Decimal
 import yaml
 from pydantic import ValidationError
 
-from agentjobs.models.contract import Usage
+from agentjobs.contract.text.usage import Spend
 from agentjobs.models.limits import ModelPrice, PriceTable
 
 MILLION = Decimal(1_000_000)
@@ -34,7 +34,7 @@ def parse(text: str) -> PriceTable:
         raise PriceTableError(f"the price table is not valid: {where}: {first['msg']}") from None
 
 
-def cost(usage: Usage, price: ModelPrice) -> Decimal:
+def cost(usage: Spend, price: ModelPrice) -> Decimal:
     """What ``usage`` costs at ``price``; cache reads and writes at their own prices (or the
     input price where the table gives none)."""
     per_million = (

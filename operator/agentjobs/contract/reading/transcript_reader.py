@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Generic
 
 from agentjobs.contract.limits import guard
@@ -91,6 +92,7 @@ class BlockTranscriptReader(Generic[Value]):
         self._events: EventLines | None = None
         self._limits = limits
         self._budget = budget
+        self._thresholds = guard.thresholds(limits, budget)
         self.limit_passed: PassedAt | None = None
         sink: lines.LineSink = self._text_reader
         piece_limit = report_reader.LINE_PIECE_LIMIT
@@ -114,13 +116,8 @@ class BlockTranscriptReader(Generic[Value]):
         """What the log has spent so far (R68, R69); nothing known for ``text``."""
         if self._events is None:
             return guard.Spent()
-        meter = self._events.meter  # read count by count: this runs after every event that spends
-        tokens = guard.counted(
-            meter.count("input_tokens"),
-            meter.count("cache_creation_input_tokens"),
-            meter.count("output_tokens"),
-        )
-        return guard.Spent(meter.cost, tokens, meter.turns or None)
+        meter = self._events.meter
+        return guard.Spent(meter.cost, meter.tokens, meter.turns or None)
 
     @property
     def model(self) -> str | None:
@@ -128,11 +125,22 @@ class BlockTranscriptReader(Generic[Value]):
         return self._events.meter.model if self._events is not None else None
 
     def _check_limits(self) -> None:
-        if self.limit_passed is None and self._events is not None:
-            spent = self.spent()
-            crossing = guard.passed(self._limits, spent) or guard.over_budget(self._budget, spent)
-            if crossing is not None:
+        if self.limit_passed is not None or self._events is None:
+            return
+        meter = self._events.meter  # this runs after every event that spends: only numbers
+        for limit, threshold in self._thresholds:
+            if limit is guard.Limit.COST:
+                used: Decimal | int | None = meter.cost
+            else:
+                used = meter.tokens if limit is guard.Limit.TOKENS else meter.turns
+            if (used or 0) > threshold:  # nothing known is none used, as guard.passed reads it
+                spent = self.spent()
+                crossing = guard.passed(self._limits, spent) or guard.over_budget(
+                    self._budget, spent
+                )
+                assert crossing is not None, "a threshold passed is a limit passed"
                 self.limit_passed = PassedAt(crossing, self._events.lines_read)
+                return
 
     @property
     def blocks_seen(self) -> int:

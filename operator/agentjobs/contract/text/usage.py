@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from decimal import Decimal
+from typing import NamedTuple
 
 from agentjobs.contract.text import agent_text
 from agentjobs.models.contract import Usage
@@ -45,33 +46,54 @@ def total(usages: Iterable[Usage | None]) -> Usage | None:
     return summed
 
 
-def growth(before: Usage | None, now: Usage | None) -> Usage | None:
+class Spend(NamedTuple):
+    """What one transcript event reports spending, as already-checked plain numbers.
+
+    Not a :class:`Usage`: one is made for every event that spends, at the reader's speed,
+    while the run's :class:`Usage` is built once, from the sum, when a verdict asks for it.
+    """
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+    cost_usd: float | None = None
+
+    def counts(self) -> tuple[int | None, int | None, int | None, int | None]:
+        """The token counts, in :data:`COUNTS` order."""
+        return (
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_creation_input_tokens,
+            self.cache_read_input_tokens,
+        )
+
+
+# The token counts of a :class:`Spend`, in its order.
+COUNTS = Spend._fields[:4]
+
+
+def growth(before: Spend | None, now: Spend | None) -> Spend | None:
     """What ``now`` adds to ``before``, field by field (a count never shrinks); None when
     nothing grew."""
     if now is None:
         return None
     if before is None:
         return now
-    grown: dict[str, float] = {}
-    for name in _FIELDS:
-        new, old = getattr(now, name), getattr(before, name)
-        if new is not None and new > (old or 0):
-            grown[name] = new - (old or 0)
-    return Usage.model_validate(grown) if grown else None
+    grown = [
+        new - (old or 0) if new is not None and new > (old or 0) else None
+        for new, old in zip(now, before, strict=True)
+    ]
+    return Spend._make(grown) if any(value is not None for value in grown) else None
 
 
-def larger(left: Usage | None, right: Usage | None) -> Usage | None:
+def larger(left: Spend | None, right: Spend | None) -> Spend | None:
     """The larger of the two, field by field."""
     if left is None or right is None:
         return left or right
-    return Usage.model_validate(
-        {
-            name: max(
-                (v for v in (getattr(left, name), getattr(right, name)) if v is not None),
-                default=None,
-            )
-            for name in _FIELDS
-        }
+    return Spend._make(
+        max((v for v in pair if v is not None), default=None)
+        for pair in zip(left, right, strict=True)
     )
 
 

@@ -33,7 +33,7 @@ from agentjobs.contract.reading.transcripts.meaning import (
     usage_of,
 )
 from agentjobs.contract.text import usage as usage_sums
-from agentjobs.models.contract import Usage
+from agentjobs.contract.text.usage import Spend
 
 MAX_TURNS_SUBTYPE = "error_max_turns"
 
@@ -51,7 +51,7 @@ def identifies(event: JsonObject) -> bool:
 class ClaudeCodeDecoder:
     def __init__(self) -> None:
         self._message_id: str | None = None
-        self._message_usage: Usage | None = None  # what the open message has counted
+        self._message_usage: Spend | None = None  # what the open message has counted
         self._message_raw: dict[str, object] = {}  # its usage as last printed
         self._turn_id: str | None = None  # the agent's own last message
 
@@ -74,16 +74,12 @@ class ClaudeCodeDecoder:
             return EventMeaning(usage=spent, model=model)
         fresh = message_id is None or message_id != self._turn_id
         self._turn_id = message_id
-        blocks = text_blocks(message.get("content"))
-        texts: tuple[AgentText, ...]
-        if message_id is None:  # Cursor: one event, one message
-            joined = "\n".join(block.text for block in blocks)
-            texts = (AgentText(joined),) if blocks else ()
-        else:
-            texts = tuple(AgentText(block.text, message=message_id) for block in blocks)
+        texts = text_blocks(message.get("content"), message_id)
+        if message_id is None and len(texts) > 1:  # Cursor: one event, one message
+            texts = (AgentText("\n".join(block.text for block in texts)),)
         return EventMeaning(texts=texts, usage=spent, model=model, turns=1 if fresh else 0)
 
-    def _spent(self, message_id: str | None, raw: object) -> Usage | None:
+    def _spent(self, message_id: str | None, raw: object) -> Spend | None:
         """What this event adds to the running sum: a new message's usage, or what a
         repeated one's grew by (mostly nothing: each block repeats its message's usage)."""
         counts = object_of(raw) or {}

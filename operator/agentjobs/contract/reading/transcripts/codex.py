@@ -33,7 +33,7 @@ from agentjobs.contract.reading.transcripts.meaning import (
     uncached,
     usage_of,
 )
-from agentjobs.models.contract import Usage
+from agentjobs.contract.text.usage import Spend
 
 CURRENT_EVENTS = frozenset(
     {
@@ -60,7 +60,7 @@ def identifies(event: JsonObject) -> bool:
 class CodexDecoder:
     def __init__(self) -> None:
         self._last_error: str | None = None
-        self._running_total = Usage()
+        self._running_total = Spend()
 
     def decode(self, event: JsonObject) -> EventMeaning:
         old_shape = object_of(event.get("msg"))
@@ -90,7 +90,7 @@ class CodexDecoder:
             return EventMeaning(terminal=Terminal(error=error), usage=_usage(event.get("usage")))
         return NOTHING
 
-    def _growth(self, info: object) -> Usage | None:
+    def _growth(self, info: object) -> Spend | None:
         """What the running total in ``info`` adds to the last one seen."""
         total = _usage((object_of(info) or {}).get("total_token_usage"))
         if total is None:
@@ -126,7 +126,7 @@ def _old_shape(msg: JsonObject) -> EventMeaning:
     return NOTHING
 
 
-def _usage(value: object) -> Usage | None:
+def _usage(value: object) -> Spend | None:
     """Codex counts cached tokens inside ``input_tokens``; ``inputTokens`` is the rest, as
     in Claude Code's counts, so that sums over phases add like with like."""
     counts = object_of(value) or {}

@@ -34,6 +34,8 @@ from agentjobs.contract.reading.transcripts.meaning import (
 )
 from agentjobs.contract.text import agent_text, lines
 
+_JSON = json.JSONDecoder()
+
 
 class _RunningDigest:
     """A SHA-256 being computed that ``copy.deepcopy`` (a mid-stream verdict) can copy."""
@@ -132,7 +134,8 @@ class EventLines:
         event: object = None
         if stripped.startswith(b"{"):
             try:
-                event = json.loads(stripped)
+                # As json.loads reads UTF-8 bytes, without its guess at other encodings per line.
+                event = _JSON.decode(stripped.decode("utf-8", "surrogatepass"))
             except (ValueError, RecursionError):
                 event = None
         if not isinstance(event, dict):  # R13: not JSON, so text

@@ -20,14 +20,15 @@ from agentjobs.contract.reading.transcripts.meaning import (
 )
 
 
-def text_blocks(content: object) -> tuple[AgentText, ...]:
-    """The ``text`` blocks of a message's content (a plain string is one block)."""
+def text_blocks(content: object, message: str | None = None) -> tuple[AgentText, ...]:
+    """The ``text`` blocks of a message's content (a plain string is one block), as pieces
+    of ``message``."""
     if isinstance(content, str):
-        return (AgentText(content),)
+        return (AgentText(content, message),)
     if not isinstance(content, list):
         return ()
     return tuple(
-        AgentText(block["text"])
+        AgentText(block["text"], message)
         for block in content
         if isinstance(block, dict)
         and block.get("type") == "text"

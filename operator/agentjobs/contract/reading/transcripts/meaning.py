@@ -9,16 +9,15 @@ message counter, the last warning), never the transcript.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from agentjobs.contract.text import agent_text
-from agentjobs.models.contract import Usage
+from agentjobs.contract.text.usage import Spend
 
 JsonObject = dict[str, object]
 
 
-@dataclass(frozen=True)
-class AgentText:
+class AgentText(NamedTuple):
     """Words the agent wrote (R13c).
 
     Pieces with the same ``message`` key are one message (Claude Code
@@ -48,10 +47,10 @@ class Terminal:
     error: CliError | None = None
 
 
-@dataclass(frozen=True)
-class EventMeaning:
+class EventMeaning(NamedTuple):
     """What one event says. ``run_continues`` takes back an earlier terminal event
-    (OpenCode: only the last ``step_finish`` counts).
+    (OpenCode: only the last ``step_finish`` counts). Tuples, as :class:`AgentText` is:
+    one is made for nearly every event, at the reader's speed.
 
     Usage (R13f, R68): ``usage`` adds to the run's running sum; ``usage_total`` is the
     CLI's own total for the run so far and replaces that sum. ``model`` is the model the
@@ -60,8 +59,8 @@ class EventMeaning:
 
     texts: tuple[AgentText, ...] = ()
     terminal: Terminal | None = None
-    usage: Usage | None = None
-    usage_total: Usage | None = None
+    usage: Spend | None = None
+    usage_total: Spend | None = None
     model: str | None = None
     turns: int = 0
     run_continues: bool = False
@@ -90,9 +89,9 @@ def type_of(event: JsonObject) -> str | None:
 
 def count_of(value: object) -> int | None:
     """A token count: a non-negative JSON integer (a boolean is not one), within int64."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return agent_text.count(value)
-    return None
+    if type(value) is not int or value < 0:  # JSON gives exact ints; a bool is not one
+        return None
+    return value if value <= agent_text.MAX_COUNT else agent_text.MAX_COUNT
 
 
 def cost_of(value: object) -> float | None:
@@ -117,17 +116,10 @@ def usage_of(
     cache_creation: object = None,
     cache_read: object = None,
     cost: object = None,
-) -> Usage | None:
-    """A :class:`Usage` from raw JSON values; None when none of them is a valid count."""
+) -> Spend | None:
+    """A :class:`Spend` from raw JSON values; None when none of them is a valid count."""
     counts = (count_of(input_tokens), count_of(output_tokens), count_of(cache_creation))
     read, dollars = count_of(cache_read), cost_of(cost)
     if read is None and dollars is None and all(count is None for count in counts):
         return None
-    # Each value is checked above, and this runs for every event that spends: not again.
-    return Usage.model_construct(
-        input_tokens=counts[0],
-        output_tokens=counts[1],
-        cache_creation_input_tokens=counts[2],
-        cache_read_input_tokens=read,
-        cost_usd=dollars,
-    )
+    return Spend(counts[0], counts[1], counts[2], read, dollars)
