@@ -4,7 +4,8 @@ The cluster comes up once per session. With AGENTJOBS_REUSE_CLUSTER=1 a running 
 used and left running; otherwise the session tears down the cluster it started. A cluster that
 was already running when the session began is never torn down, since someone else owns it.
 Under pytest-xdist the workers share one cluster: the first to need it starts it (`up` is
-serialised), none owns it, and the controller takes it down once every worker is done.
+serialised), none owns it, and the controller takes it down once every worker is done, if one
+of them started it (a cluster someone else started meanwhile is theirs).
 
 Both S3 stores run (versitygw and MinIO, each on its own port). Tests use versitygw unless
 marked `@every_s3_store`, which runs them once per store (ids `versitygw` and `minio`): the
@@ -30,7 +31,10 @@ from devcluster.stores import DEFAULT_S3_STORE, S3_STORES
 from devcluster.testing import DevCluster, Kubectl
 
 every_s3_store = pytest.mark.parametrize("s3_store", list(S3_STORES), indirect=True)
-_RUNNING_AT_START = pytest.StashKey[bool]()
+# Whether this session's cluster was started by an xdist worker (in the worker; then in the
+# controller, any worker), told through ``workeroutput`` under _STARTED_KEY.
+_STARTED_BY_A_WORKER = pytest.StashKey[bool]()
+_STARTED_KEY = "agentjobs_started_cluster"
 
 
 def _reused() -> bool:
@@ -41,30 +45,31 @@ def _running() -> bool:
     return processes.alive(default_layout().pid_file(APISERVER.name)) is not None
 
 
-def _distributing(config: pytest.Config) -> bool:
-    """True in the controller of a pytest-xdist run (not in its workers)."""
-    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    if _distributing(session.config):
-        session.config.stash[_RUNNING_AT_START] = _running()
+def pytest_testnodedown(node: object) -> None:
+    """In the controller: a worker is done, and says whether it started the cluster."""
+    started = getattr(node, "workeroutput", {}).get(_STARTED_KEY, False)
+    if started:
+        node.config.stash[_STARTED_BY_A_WORKER] = True  # type: ignore[attr-defined]
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
-    started_here = _distributing(config) and not config.stash[_RUNNING_AT_START]
-    if started_here and not _reused() and _running():  # a worker started it
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:  # a worker: tell the controller
+        workeroutput[_STARTED_KEY] = config.stash.get(_STARTED_BY_A_WORKER, False)
+    elif config.stash.get(_STARTED_BY_A_WORKER, False) and not _reused() and _running():
         cluster.down(default_layout())
 
 
 @pytest.fixture(scope="session")
-def local_cluster() -> Iterator[DevCluster]:
+def local_cluster(request: pytest.FixtureRequest) -> Iterator[DevCluster]:
     layout = default_layout()
     already_running = _running()
     cluster.up(layout, s3=S3_STORES)
     worker = "PYTEST_XDIST_WORKER" in os.environ
     owned = not _reused() and not already_running and not worker
+    if worker and not already_running:
+        request.config.stash[_STARTED_BY_A_WORKER] = True
     env = cluster.environment(layout, DEFAULT_S3_STORE)
     yield DevCluster(layout=layout, env=env, owned=owned)
     if owned:
