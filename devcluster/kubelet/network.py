@@ -2,9 +2,11 @@
 cluster directory (never /var/run/netns), joined to the host by the veth pair HOST_LINK
 (HOST_ADDRESS) <-> NODE_LINK (NODE_ADDRESS).
 
-Nothing else changes on the host: no route, no sysctl, no iptables rule. Pods' traffic to the
-host leaves the node masqueraded as NODE_ADDRESS (the bridge plugin's ipMasq), so the host
-needs no route to the pod subnet.
+Nothing else changes on the host but one route, on HOST_LINK itself: the pod subnet, via the
+node, so that the operator on the host reaches its pods as it would in a cluster (it tells a
+timekeeper its agent's stop over the pod network); it goes with the link. No sysctl, no
+iptables rule. Pods' traffic to the host leaves the node masqueraded as NODE_ADDRESS (the
+bridge plugin's ipMasq).
 """
 
 from __future__ import annotations
@@ -15,7 +17,13 @@ from pathlib import Path
 
 from devcluster.kubelet.mounts import mounted, private_directory, run
 from devcluster.kubelet.paths import NodePaths
-from devcluster.layout import HOST_ADDRESS, HOST_LINK, NODE_ADDRESS, NODE_NETWORK_PREFIX
+from devcluster.layout import (
+    HOST_ADDRESS,
+    HOST_LINK,
+    NODE_ADDRESS,
+    NODE_NETWORK_PREFIX,
+    POD_SUBNET,
+)
 
 NODE_LINK = "eth0"
 # The kernel frees a namespace's links asynchronously once its last reference is gone.
@@ -44,6 +52,7 @@ def setup_commands(paths: NodePaths) -> list[list[str]]:
         in_node(paths, ["ip", "link", "set", NODE_LINK, "up"]),
         # Locally made packets need a route before kube-proxy's DNAT rewrites a ClusterIP.
         in_node(paths, ["ip", "route", "add", "default", "via", HOST_ADDRESS]),
+        ["ip", "route", "add", POD_SUBNET, "via", NODE_ADDRESS, "dev", HOST_LINK, "onlink"],
         ["ip", "address", "add", host_address, "dev", HOST_LINK],
     ]
 
@@ -55,7 +64,15 @@ def _host_address_set() -> bool:
         text=True,
         check=False,
     )
-    return f" {HOST_ADDRESS}/{NODE_NETWORK_PREFIX} " in result.stdout
+    if f" {HOST_ADDRESS}/{NODE_NETWORK_PREFIX} " not in result.stdout:
+        return False
+    routes = subprocess.run(
+        ["ip", "-4", "route", "show", POD_SUBNET, "dev", HOST_LINK],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return POD_SUBNET in routes.stdout  # set up before this stop added the route: redo
 
 
 def ensure(paths: NodePaths) -> None:

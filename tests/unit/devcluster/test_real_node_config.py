@@ -17,7 +17,7 @@ from devcluster.components import LEAVES
 from devcluster.kubelet import cgroups, containerd, kube_proxy, kubelet_config, namespaces, network
 from devcluster.kubelet.mounts import mount_points
 from devcluster.kubelet.paths import CGROUP_ROOT, NodePaths
-from devcluster.layout import HOST_ADDRESS, HOST_LINK, NODE_ADDRESS, Layout
+from devcluster.layout import HOST_ADDRESS, HOST_LINK, NODE_ADDRESS, POD_SUBNET, Layout
 from devcluster.pki import Leaf, ensure_pki, write_kubeconfig
 
 
@@ -117,9 +117,12 @@ def test_the_host_gets_only_its_end_of_the_link(paths: NodePaths) -> None:
 
     assert on_host[0][:6] == ["ip", "link", "add", HOST_LINK, "type", "veth"]
     assert on_host[0][-2:] == ["netns", str(paths.net_ns)]
-    # No route, sysctl or firewall rule on the host: only its end of the link, addressed.
-    assert all(c[:2] in (["ip", "link"], ["ip", "address"]) for c in on_host)
+    # No sysctl or firewall rule on the host: only its end of the link, addressed, and the
+    # pod subnet's route through it (so the operator reaches its pods).
+    assert all(c[:2] in (["ip", "link"], ["ip", "address"], ["ip", "route"]) for c in on_host)
     assert all(HOST_LINK in c for c in on_host)
+    [route] = [c for c in on_host if c[:2] == ["ip", "route"]]
+    assert route[3:] == [POD_SUBNET, "via", NODE_ADDRESS, "dev", HOST_LINK, "onlink"]
 
 
 def test_the_kubelets_sysctls_and_fixed_directories_are_covered_inside_the_node(
