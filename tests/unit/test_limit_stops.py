@@ -1,9 +1,10 @@
 """R70 in the pod, the phase core, the outcome and retries, as pure functions.
 
 Cases: a phase with limits gets a stoppable pod (a timekeeper even without storage, the
-stop annotation as a file only the timekeeper mounts, a startup probe before a liveness
-probe that runs every second with the short grace, the timeout kept by the timekeeper and
-still read back as the timeout); a run a limit stopped ends as that limit's failure
+stop annotation as a file only the timekeeper mounts, the stop token from its Secret in the
+timekeeper's environment only, a startup probe before a liveness probe that runs every second
+with the short grace and a timeout beyond the timekeeper's hold, the timeout kept by the
+timekeeper and still read back as the timeout); a run a limit stopped ends as that limit's failure
 whatever its exit and whatever the pod says after, but a cancel outweighs it; budgets are
 blocked with a recoverable budget blocker that needs the user, turns and stuck failed;
 budget and turn stops are never retried, a stuck one only when retry.on lists stuck; the
@@ -37,11 +38,12 @@ from agentjobs.models.contract import (
 )
 from agentjobs.models.resources import PhaseResourceStatus
 from agentjobs.models.retry import RetryOn, RetryPolicy
+from agentjobs.sidecars import timekeeper
 from tests.unit.test_agent_timeout import containers, ended, failure
 from tests.unit.test_pods import SIDECARS, pod, spec
 
 NOW = datetime(2026, 12, 4, tzinfo=UTC)
-STOPPER = pods.Stopper(image="ghcr.io/agentjobs/agentjobs:0.1.0")
+STOPPER = pods.Stopper(image="ghcr.io/agentjobs/agentjobs:0.1.0", secret="work-a1-stop-uid")
 
 
 def stoppable(sidecars: pods.Sidecars | None = None, **fields: Any) -> dict[str, Any]:
@@ -80,6 +82,22 @@ def test_the_stop_annotation_reaches_only_the_timekeeper_as_a_file() -> None:
     assert agent_timeout.STOP_VOLUME not in mounted
 
 
+def test_the_stop_token_reaches_only_the_timekeeper_from_its_secret() -> None:
+    manifest = stoppable(SIDECARS)
+    keeper = containers(manifest)[agent_timeout.TIMEKEEPER_CONTAINER]
+    [token] = [e for e in keeper["env"] if e["name"] == agent_timeout.STOP_TOKEN_VARIABLE]
+    assert token["valueFrom"] == {
+        "secretKeyRef": {"name": STOPPER.secret, "key": agent_timeout.STOP_TOKEN_KEY}
+    }
+    others = [
+        e["name"]
+        for c in manifest["spec"]["containers"] + manifest["spec"]["initContainers"]
+        if c["name"] != agent_timeout.TIMEKEEPER_CONTAINER
+        for e in c.get("env", [])
+    ]
+    assert agent_timeout.STOP_TOKEN_VARIABLE not in others
+
+
 def test_the_agent_is_probed_every_second_only_once_the_timekeeper_answers() -> None:
     agent = containers(stoppable())["agent"]
     startup, liveness = agent["startupProbe"], agent["livenessProbe"]
@@ -88,6 +106,7 @@ def test_the_agent_is_probed_every_second_only_once_the_timekeeper_answers() -> 
     assert liveness["httpGet"]["path"] == agent_timeout.STOP_PATH
     assert (liveness["periodSeconds"], liveness["failureThreshold"]) == (1, 1)
     assert liveness["terminationGracePeriodSeconds"] == agent_timeout.STOP_GRACE_SECONDS
+    assert liveness["timeoutSeconds"] > timekeeper.HOLD_SECONDS + 1
     assert "initialDelaySeconds" not in liveness
 
 

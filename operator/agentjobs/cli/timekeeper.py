@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
             args.port,
             stop_file=args.stop_file,
             timeout_seconds=args.timeout_seconds,
+            stop_token=os.environ.get(agent_timeout.STOP_TOKEN_VARIABLE) or None,
         )
     except OSError as error:
         print(f"agentjobs: error: cannot serve on {host}:{args.port}: {error}", file=sys.stderr)

@@ -25,6 +25,13 @@ same short grace. Its agent's liveness probe then runs every second from the sta
 the timekeeper mounts, or once the timekeeper's own clock passes ``timeoutSeconds`` (it
 starts after the agent, so never early). A startup probe holds the liveness probe back
 until the timekeeper listens, so a slow start cannot kill the agent.
+
+The kubelet takes about a second to write an annotation into that file, so the operator
+first tells the timekeeper itself: a POST to ``STOP_PATH`` on the pod's IP, carrying the
+attempt's stop token, which only the operator and the timekeeper know (a Secret per
+attempt, read by the kubelet into the timekeeper's environment). The annotation stays what
+a restarted operator finds, and the way that always works where the network does not
+(a NetworkPolicy, a node the operator cannot reach).
 """
 
 from __future__ import annotations
@@ -50,6 +57,11 @@ STOP_VOLUME = "agentjobs-stop"
 STOP_DIR = "/var/run/agentjobs/stop"
 STOP_FILE = f"{STOP_DIR}/reason"
 TIMEOUT_ARGUMENT = "--timeout-seconds"
+STOP_TOKEN_VARIABLE = "AGENTJOBS_STOP_TOKEN"
+STOP_TOKEN_KEY = "stop-token"
+# Beyond the timekeeper's hold of a stop probe (under a second): only a probe that gets no
+# answer at all fails by its timeout.
+STOP_PROBE_TIMEOUT_SECONDS = 3
 # How long the timekeeper may take to listen before the kubelet gives up on the agent.
 STARTUP_FAILURES = 600
 
@@ -83,8 +95,12 @@ def heartbeat_probe() -> dict[str, Any]:
 
 def stop_probe() -> dict[str, Any]:
     """R70: the agent's liveness probe in a stoppable pod: every second, failing once the
-    operator has asked for the stop or the timeout has passed."""
-    return _http_probe(STOP_PATH, terminationGracePeriodSeconds=STOP_GRACE_SECONDS)
+    operator has asked for the stop or the timeout has passed. The timekeeper holds each
+    one open for most of a second, so its timeout leaves room for a slow answer."""
+    return {
+        **_http_probe(STOP_PATH, terminationGracePeriodSeconds=STOP_GRACE_SECONDS),
+        "timeoutSeconds": STOP_PROBE_TIMEOUT_SECONDS,
+    }
 
 
 def startup_probe() -> dict[str, Any]:
@@ -93,26 +109,43 @@ def startup_probe() -> dict[str, Any]:
 
 
 def timekeeper_container(
-    base: dict[str, Any], *, stoppable_within: int | None = None, stoppable: bool = False
+    base: dict[str, Any], *, stoppable_within: int | None = None, stop_secret: str | None = None
 ) -> dict[str, Any]:
     """The timekeeper, from the fields it shares with the sidecars (image, security
-    context, resources); ``stoppable`` it reads the stop file and keeps the timeout
-    (``stoppable_within``) itself."""
+    context, resources); stoppable (``stop_secret``, its token's Secret) it reads the stop
+    file, takes the operator's stop, and keeps the timeout (``stoppable_within``) itself."""
     args = ["timekeeper", "--port", str(TIMEKEEPER_PORT)]
-    container: dict[str, Any] = {
-        "name": TIMEKEEPER_CONTAINER,
-        **base,
-        "env": [
-            {"name": POD_IP_VARIABLE, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
-        ],
-    }
-    if stoppable:
+    env: list[dict[str, Any]] = [
+        {"name": POD_IP_VARIABLE, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
+    ]
+    container: dict[str, Any] = {"name": TIMEKEEPER_CONTAINER, **base, "env": env}
+    if stop_secret is not None:
         args += ["--stop-file", STOP_FILE]
         if stoppable_within is not None:
             args += [TIMEOUT_ARGUMENT, str(stoppable_within)]
         container["volumeMounts"] = [{"name": STOP_VOLUME, "mountPath": STOP_DIR, "readOnly": True}]
+        token = {"secretKeyRef": {"name": stop_secret, "key": STOP_TOKEN_KEY}}
+        env.append({"name": STOP_TOKEN_VARIABLE, "valueFrom": token})
     container["args"] = args
     return container
+
+
+def stop_token_secret(
+    *, name: str, namespace: str, labels: dict[str, str], owner: dict[str, Any], token: str
+) -> dict[str, Any]:
+    """The Secret that gives an attempt's timekeeper its stop token; owned by the Phase."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": labels,
+            "ownerReferences": [owner],
+        },
+        "type": "Opaque",
+        "stringData": {STOP_TOKEN_KEY: token},
+    }
 
 
 def _stop_volume() -> dict[str, Any]:
@@ -129,22 +162,24 @@ def enforce(
     timeout_seconds: int | None,
     *,
     timekeeper: dict[str, Any] | None,
-    stoppable: bool = False,
+    stop_secret: str | None = None,
 ) -> None:
-    """Add what stops ``agent`` at its timeout (and, ``stoppable``, when the operator asks,
-    R70) to a pod spec built without it.
+    """Add what stops ``agent`` at its timeout (and, given its stop token's Secret, when
+    the operator asks, R70) to a pod spec built without it.
 
     ``timekeeper`` (see timekeeper_container) is given when a harvester needs the
-    pod's long grace, and always when ``stoppable``.
+    pod's long grace, and always when stoppable.
     """
-    if stoppable:
+    if stop_secret is not None:
         assert timekeeper is not None, "a stoppable pod needs its timekeeper"
         agent["startupProbe"] = startup_probe()
         agent["livenessProbe"] = stop_probe()
         agent["readinessProbe"] = heartbeat_probe()
         pod_spec["volumes"].append(_stop_volume())
         pod_spec["containers"].append(
-            timekeeper_container(timekeeper, stoppable_within=timeout_seconds, stoppable=True)
+            timekeeper_container(
+                timekeeper, stoppable_within=timeout_seconds, stop_secret=stop_secret
+            )
         )
         pod_spec.setdefault("terminationGracePeriodSeconds", STOP_GRACE_SECONDS)
         return

@@ -71,6 +71,11 @@ def pod_config_map(pod_name: str) -> str:
     return f"{pod_name}-prompt"
 
 
+def stop_secret(phase_resource_name: str, phase_uid: str, attempt: int) -> str:
+    """The Secret with one attempt's stop token (R70), unique to it as the storage one is."""
+    return f"{phase_resource_name}-a{attempt}-stop-{phase_uid}"
+
+
 def storage_secret(phase_resource_name: str, phase_uid: str, attempt: int) -> str:
     """Unique to one attempt of one Phase object: a retry, or a Phase of the same name
     re-created later, gets its own (with its own token)."""

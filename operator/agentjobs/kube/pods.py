@@ -89,9 +89,10 @@ _PREPARE_WORKSPACE = (
 @dataclass(frozen=True)
 class Stopper:
     """R70: the phase has live limits, so its agent can be stopped at any moment; its
-    timekeeper runs from this image (the operator's)."""
+    timekeeper runs from this image (the operator's), with the stop token in ``secret``."""
 
     image: str
+    secret: str
     resources: ResourceRequirements | None = None
 
 
@@ -403,7 +404,7 @@ def phase_pod(
             agent,
             spec.timeout_seconds,
             timekeeper=timekeeper,
-            stoppable=stopper is not None,
+            stop_secret=stopper.secret if stopper is not None else None,
         )
     return {
         "apiVersion": "v1",

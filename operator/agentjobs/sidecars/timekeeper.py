@@ -10,11 +10,15 @@ SIGTERM; its exit is what lets the harvester's last sync begin.
 In a stoppable pod (R70) the agent's liveness probe asks every second (``STOP_PATH``):
 it is answered 503 once the stop file (the pod's ``agentjobs.io/stop`` annotation, written
 by the kubelet) says anything, or once ``timeout_seconds`` have passed since the
-timekeeper started; 200 before.
+timekeeper started; 200 before. The operator may also POST the stop to ``STOP_PATH`` with
+the attempt's stop token (``stop_token``), which is faster than the kubelet's file. Each
+stop probe is held open for most of its second and answered the moment the stop is known,
+so a stop waits for the kubelet's next probe only in the short gap between two of them.
 """
 
 from __future__ import annotations
 
+import hmac
 import http.server
 import logging
 import signal
@@ -35,6 +39,11 @@ SILENCE_SECONDS = 3.0
 # The kubelet starts the kill as soon as the probe fails; the timekeeper must still be
 # running then, or the kubelet would kill the whole pod with the pod's grace.
 AFTER_TIMEOUT_SECONDS = 2.0
+# How long a stop probe is held while the agent may run on, and how often the stop file is
+# read meanwhile: well within the kubelet's one-second period and the probe's timeout.
+HOLD_SECONDS = 0.8
+HOLD_CHECK_SECONDS = 0.05
+MAX_REASON_BYTES = 200
 
 
 @dataclass
@@ -46,6 +55,16 @@ class Timekeeper:
     timed_out_at: float | None = None
     stop_file: Path | None = None
     timeout_seconds: int | None = None
+    stop_token: str | None = None
+    told: str | None = None  # the stop the operator POSTed
+
+    def tell(self, token: str, reason: str) -> bool:
+        """The operator's stop, taken only with the attempt's token."""
+        expected = self.stop_token
+        if not expected or not hmac.compare_digest(token.encode(), expected.encode()):
+            return False
+        self.told = reason or "stop"
+        return True
 
     def heartbeat(self, now: float) -> None:
         self.last_heartbeat = now
@@ -56,14 +75,15 @@ class Timekeeper:
 
     def stop_reason(self, now: float) -> str | None:
         """Why the agent must stop now (R70), or None while it may run on."""
-        if self.stop_file is not None:
+        reason = self.told or ""
+        if not reason and self.stop_file is not None:
             try:
                 reason = self.stop_file.read_text(encoding="utf-8", errors="replace").strip()
             except OSError:
                 reason = ""
-            if reason:  # anyone who may patch the pod may write it: printable, and short
-                printable = "".join(c for c in reason[:200] if c.isprintable())
-                return f"stopped by the operator: {printable}"
+        if reason:  # anyone who may patch the pod may write it: printable, and short
+            printable = "".join(c for c in reason[:200] if c.isprintable())
+            return f"stopped by the operator: {printable}"
         if self.timeout_seconds is not None and now - self.started >= self.timeout_seconds:
             return "the agent's timeoutSeconds is up"
         return None
@@ -87,12 +107,28 @@ def _handler(
                 self._stop("the agent's timeoutSeconds is up")
             elif self.path == agent_timeout.STOP_PATH:
                 reason = keeper.stop_reason(clock())
+                held_until = clock() + HOLD_SECONDS
+                while reason is None and clock() < held_until:
+                    time.sleep(HOLD_CHECK_SECONDS)
+                    reason = keeper.stop_reason(clock())
                 if reason is None:
                     self._answer(200, b"the agent may run on\n")
                 else:
                     self._stop(reason)
             else:
                 self._answer(404, b"not found\n")
+
+        def do_POST(self) -> None:
+            if self.path != agent_timeout.STOP_PATH:
+                self._answer(404, b"not found\n")
+                return
+            length = min(int(self.headers.get("Content-Length") or 0), MAX_REASON_BYTES)
+            reason = self.rfile.read(max(length, 0)).decode("utf-8", errors="replace")
+            scheme, _, token = (self.headers.get("Authorization") or "").partition(" ")
+            if scheme != "Bearer" or not keeper.tell(token, reason.strip()):
+                self._answer(403, b"not the operator's stop\n")
+                return
+            self._answer(202, b"the agent will be stopped\n")
 
         def _stop(self, reason: str) -> None:
             if keeper.timed_out_at is None:
@@ -113,7 +149,13 @@ def _handler(
     return Probes
 
 
-class _IPv6Server(http.server.HTTPServer):
+class _Server(http.server.ThreadingHTTPServer):
+    """A thread per probe: a held stop probe must not hold back the heartbeat."""
+
+    daemon_threads = True
+
+
+class _IPv6Server(_Server):
     address_family = socket.AF_INET6  # an IPv6 pod IP
 
 
@@ -124,12 +166,14 @@ def serve(
     *,
     stop_file: Path | None = None,
     timeout_seconds: int | None = None,
+    stop_token: str | None = None,
 ) -> None:
     """Answer probes until done; SIGTERM ends it at once."""
     keeper = Timekeeper(
         started=clock(),
         stop_file=stop_file,
         timeout_seconds=timeout_seconds,
+        stop_token=stop_token,
     )
     stopping: list[int] = []
 
@@ -137,7 +181,7 @@ def serve(
         stopping.append(signum)
 
     signal.signal(signal.SIGTERM, on_term)
-    server_class = _IPv6Server if ":" in host else http.server.HTTPServer
+    server_class = _IPv6Server if ":" in host else _Server
     with server_class((host, port), _handler(keeper, clock)) as server:
         server.timeout = 0.2
         log.info("answering the agent's probes on %s:%d", host, port)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from agentjobs.adapters import metrics, paths
+from agentjobs.adapters import agent_stop, metrics, paths
 from agentjobs.adapters.kube import ApiError
 from agentjobs.contract.limits import guard
 from agentjobs.contract.phase import phase_status
@@ -62,6 +62,7 @@ class LimitGuard:
         self._last_byte = time.monotonic()
         self._announced: set[tuple[guard.Limit, bool]] = set()  # the 80% Events posted
         self._idle_watch: asyncio.Task[None] | None = None
+        self._telling: asyncio.Task[bool] | None = None  # the stop told to the timekeeper
 
     async def start(self) -> None:
         """A stop recorded before a restart is asked again; the idle watch begins."""
@@ -72,8 +73,9 @@ class LimitGuard:
             self._idle_watch = asyncio.create_task(self._watch_idle(limits))
 
     def end(self) -> None:
-        if self._idle_watch is not None:
-            self._idle_watch.cancel()
+        for task in (self._idle_watch, self._telling):
+            if task is not None:
+                task.cancel()
 
     def recorded(self) -> SystemFailure | None:
         log = self._ctx.status.log
@@ -139,10 +141,17 @@ class LimitGuard:
         logger.info("%s/%s: %s; asked to stop", ctx.namespace, self._pod_name, failure.message)
 
     async def _ask_pod_to_stop(self) -> None:
+        """Tell the timekeeper straight, when it can be reached, then annotate the pod: the
+        annotation is what a restarted operator finds, and what works where the network
+        does not."""
         failure = self.recorded()
         pod = await self._ctx.current_pod(self._pod_name)
         if failure is None or pod is None:
             return
+        pod_ip = (pod.get("status") or {}).get("podIP")
+        if pod_ip and self._telling is None:  # beside the annotation: it may take seconds
+            stop_token = agent_stop.token(self._ctx.uid, self._pod_name)
+            self._telling = asyncio.create_task(agent_stop.push(pod_ip, stop_token, failure.code))
         meta = pod["metadata"]
         annotations = {agent_timeout.STOP_ANNOTATION: failure.code}
         patch = {"metadata": {"uid": meta["uid"], "annotations": annotations}}

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from agentjobs.adapters import paths
+from agentjobs.adapters import agent_stop, paths
 from agentjobs.adapters.kube import ApiError, JsonObject, Kube
 from agentjobs.contract.artifacts import bucket_policy, credentials, handoff
 from agentjobs.contract.grading.revision import Revision
 from agentjobs.contract.limits import guard
 from agentjobs.contract.repositories import checkout
 from agentjobs.controllers.phase.phase_context import Attempt, PhaseContext
-from agentjobs.kube import admission, naming, ownership, pods
+from agentjobs.kube import admission, agent_timeout, naming, ownership, pods
 from agentjobs.models.contract import FailureKind, SystemFailure
 from agentjobs.models.kubernetes import KeySelector
 from agentjobs.models.resources import API_VERSION, PhaseSpec
@@ -107,6 +107,12 @@ async def create_pod(
         name=config_map_name,
         files=files,
     )
+    stopper: pods.Stopper | None = None
+    if guard.watched(spec.limits, spec.budget):
+        made = await _stop_token(ctx, attempt, owner)
+        if isinstance(made, SystemFailure):
+            return made
+        stopper = made
     pod = pods.phase_pod(
         spec,
         phase_resource=ctx.name,
@@ -117,11 +123,32 @@ async def create_pod(
         security=ctx.config.security,
         pull_secrets=ctx.config.image_pull_secrets,
         config_map_name=config_map_name,
-        stopper=pods.Stopper(ctx.config.image, ctx.config.sidecar_resources)
-        if guard.watched(spec.limits, spec.budget)
-        else None,
+        stopper=stopper,
     )
     return await _create_all(ctx, config_map, pod)
+
+
+async def _stop_token(
+    ctx: PhaseContext, attempt: Attempt, owner: pods.Owner
+) -> pods.Stopper | SystemFailure:
+    """R70: the Secret that gives the attempt's timekeeper its stop token (the Phase's UID
+    and the attempt are in its name, so an AlreadyExists is this attempt's own)."""
+    name = naming.stop_secret(ctx.name, ctx.uid, attempt.number)
+    secret = agent_timeout.stop_token_secret(
+        name=name,
+        namespace=ctx.namespace,
+        labels=dict(naming.MANAGED_BY),
+        owner=owner.reference(),
+        token=agent_stop.token(ctx.uid, attempt.pod_name),
+    )
+    try:
+        await ctx.kube.create(paths.secret(ctx.namespace), secret)
+    except ApiError as error:
+        refused = _refusal_blocker(error, "Secret")
+        if refused is None:
+            raise
+        return refused
+    return pods.Stopper(ctx.config.image, name, ctx.config.sidecar_resources)
 
 
 def _repositories_refused(ctx: PhaseContext) -> SystemFailure | None:
