@@ -5,7 +5,8 @@ Execution's maxTokens completes, and the second phase is never created: the Exec
 `failed`, blocked by budget, naming it (without the grader's tokens there would be some
 left); a second phase whose first message takes the runs together past the Execution's
 maxTokens is stopped then, long before its agent would end, and fails naming the
-Execution's limit.
+Execution's limit; an attempt that crashed having used all of the Execution's maxTokens is not
+retried, though its retry policy asks for it: the retry is not started, naming it.
 """
 
 from __future__ import annotations
@@ -107,3 +108,24 @@ def test_the_next_phase_is_stopped_when_the_runs_together_pass_the_limit(
     )
     # Stopped at its first message, long before its minute was up.
     assert second["usage"]["inputTokens"] + second["usage"]["outputTokens"] < 1100 * 10
+
+
+def test_a_retry_is_not_started_once_the_runs_used_up_a_limit(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess
+) -> None:
+    crashing = AGENT + "exit 1\n"
+    retried = phase("only", crashing, retry={"limit": 2, "backoffSeconds": 0})
+    manifest = builders.execution("crashed", [retried], limits={"maxTokens": 1100})
+    kubectl.apply(manifest, namespace)
+    status = wait_finished(kubectl, namespace, "crashed", timeout=180)
+    only = phase_status(kubectl, namespace, "crashed-0-only")
+    assert (status["status"], only["status"]) == ("failed", "failed")
+    assert only["attempt"] == 2  # the retry was taken up, and refused before its pod
+    outcome_of = only["taskOutcome"]
+    assert (outcome_of["status"], outcome_of["terminalReason"]) == ("blocked", "BudgetExceeded")
+    (blocker,) = outcome_of["blockers"]
+    assert blocker["message"].startswith(
+        "attempt 2 of phase 'only' was not started: the execution's maxTokens"
+    )
+    pods = kubectl.json("get", "pods", "-n", namespace)["items"]
+    assert [p["metadata"]["name"] for p in pods if "-a2" in p["metadata"]["name"]] == []

@@ -69,6 +69,11 @@ async def create_pod(
     """The attempt's ConfigMap, Secret and pod; a failure when the phase cannot run at all."""
     spec = ctx.spec
     owner = _owner(ctx)
+    # R71: a retry or a revision is not started once the runs have used up a limit of the
+    # Execution's (the status counts this phase's earlier attempts and graders).
+    spent_out = guard.budget_spent(guard.Budget.of(spec.budget, ctx.status.usage))
+    if spent_out is not None:
+        return spent_out.not_started(f"attempt {attempt.number} of phase {spec.name!r}")
     prompt = spec.prompt
     if prompt is None and spec.prompt_from is not None:
         prompt, failure = await _referenced_prompt(ctx)
