@@ -39,7 +39,7 @@ from agentjobs.contract.reading.transcript_reader import ReaderVerdict, Transcri
 from agentjobs.contract.resolution import resolution
 from agentjobs.contract.text import agent_text
 from agentjobs.models.contract import Grade, Report, SystemFailure, TranscriptFormat, Usage
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED_DIRS = (

@@ -32,7 +32,7 @@ from agentjobs.models.contract import (
     TaskOutcomeStatus,
     Usage,
 )
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 from tests.unit.test_execution_plan import COMPLETED, child, plan
 
 NOW = datetime(2026, 12, 1, 10, tzinfo=UTC)

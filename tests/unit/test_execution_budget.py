@@ -23,7 +23,8 @@ from agentjobs.contract.phase import phase_status
 from agentjobs.contract.reading.transcript_reader import TranscriptReader
 from agentjobs.models.contract import FailureKind, TranscriptFormat, Usage
 from agentjobs.models.limits import BudgetUsed, ExecutionBudget, ExecutionLimits, Limits
-from agentjobs.models.resources import ExecutionResourceStatus, ExecutionSpec, PhaseResourceStatus
+from agentjobs.models.resource_status import ExecutionResourceStatus, PhaseResourceStatus
+from agentjobs.models.resources import ExecutionSpec
 
 NOW = datetime(2026, 12, 4, 12, tzinfo=UTC)
 

@@ -21,12 +21,8 @@ from agentjobs.contract.phase import phase_status
 from agentjobs.kube import conditions
 from agentjobs.models.contract import FailureKind, SystemFailure
 from agentjobs.models.repositories import Repository, RepositoryStatus
-from agentjobs.models.resources import (
-    ExecutionResourceStatus,
-    ExecutionSpec,
-    PhaseResourceStatus,
-    PhaseSpec,
-)
+from agentjobs.models.resource_status import ExecutionResourceStatus, PhaseResourceStatus
+from agentjobs.models.resources import ExecutionSpec, PhaseSpec
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 SPEC = ExecutionSpec.model_validate(

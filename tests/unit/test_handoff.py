@@ -24,7 +24,7 @@ from agentjobs.contract.reading.transcript_reader import ReaderVerdict
 from agentjobs.contract.resolution.resolution import RunFacts
 from agentjobs.models.contract import Artifact, PhaseStatus, Report, ReportState
 from agentjobs.models.output import MAX_PATH_BYTES
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 from agentjobs.models.storage import HandoffManifest, HandoffRef, InputArtifact
 
 ROOT = "ns/run/0-draft/attempt-1"

@@ -25,7 +25,7 @@ from agentjobs.contract.reading.grade_reader import GradeReader
 from agentjobs.contract.resolution import resolution
 from agentjobs.contract.text import agent_text, usage
 from agentjobs.models.contract import ReportState, TranscriptFormat, Usage
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 from tests.unit.reading import read, report_block
 
 SURROGATE = "\\ud83d"  # as JSON writes it: half of an emoji

@@ -36,7 +36,7 @@ from agentjobs.models.contract import (
     SystemFailure,
     TaskOutcomeStatus,
 )
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 from agentjobs.models.retry import RetryOn, RetryPolicy
 from agentjobs.sidecars import timekeeper
 from tests.unit.test_agent_timeout import containers, ended, failure

@@ -20,12 +20,8 @@ import pytest
 from agentjobs.contract.execution.execution_plan import ChildPhase
 from agentjobs.contract.notifications import delivery, due, message, targets
 from agentjobs.models.notifications import HttpAnswer
-from agentjobs.models.resources import (
-    ExecutionResourceStatus,
-    ExecutionSpec,
-    PhaseResourceStatus,
-    PhaseSpec,
-)
+from agentjobs.models.resource_status import ExecutionResourceStatus, PhaseResourceStatus
+from agentjobs.models.resources import ExecutionSpec, PhaseSpec
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
 EXECUTION = message.ExecutionRef(namespace="team-a", name="notes", uid="uid-7")

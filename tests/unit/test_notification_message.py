@@ -21,7 +21,7 @@ from cloudevents.core.bindings import http as cloudevents_http
 from cloudevents.core.formats.json import JSONFormat
 
 from agentjobs.contract.notifications import message
-from agentjobs.models.resources import ExecutionResourceStatus, PhaseResourceStatus
+from agentjobs.models.resource_status import ExecutionResourceStatus, PhaseResourceStatus
 
 EXECUTION = message.ExecutionRef(namespace="team-a", name="release-notes", uid="0b5c-uid")
 ENDED = datetime(2026, 12, 1, 12, 30, 5, tzinfo=UTC)

@@ -24,7 +24,8 @@ import pytest
 from agentjobs.cli import run
 from agentjobs.contract.notifications import delivery, due, message, signing, targets
 from agentjobs.models.notifications import HttpAnswer, NotificationRecord
-from agentjobs.models.resources import ExecutionResourceStatus, ExecutionSpec
+from agentjobs.models.resource_status import ExecutionResourceStatus
+from agentjobs.models.resources import ExecutionSpec
 from agentjobs.runtime.config import OperatorConfig
 from agentjobs.services.notifier import Notifier
 

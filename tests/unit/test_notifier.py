@@ -20,12 +20,8 @@ from typing import Any
 from agentjobs.contract.execution.execution_plan import ChildPhase
 from agentjobs.contract.notifications import due, message, targets
 from agentjobs.models.notifications import NotificationRecord
-from agentjobs.models.resources import (
-    ExecutionResourceStatus,
-    ExecutionSpec,
-    PhaseResourceStatus,
-    PhaseSpec,
-)
+from agentjobs.models.resource_status import ExecutionResourceStatus, PhaseResourceStatus
+from agentjobs.models.resources import ExecutionSpec, PhaseSpec
 from agentjobs.services.notifier import Notifier, SecretUnavailable
 from tests.unit.webhook_receiver import PATH, QUERY, SECRET, Receiver, serving
 

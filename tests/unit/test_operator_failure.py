@@ -21,7 +21,7 @@ from agentjobs.contract.phase import operator_failure
 from agentjobs.contract.text import agent_text
 from agentjobs.controllers.phase import phase_runner
 from agentjobs.models.contract import FailureClassification, PhaseStatus
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 from agentjobs.runtime import backoff, errors
 
 

@@ -25,7 +25,8 @@ from agentjobs.contract.execution.execution_plan import ChildPhase
 from agentjobs.contract.phase import phase_status
 from agentjobs.models.contract import EvaluationResult, PhaseStatus
 from agentjobs.models.outcomes import OutcomeSpec, PhaseOutcome
-from agentjobs.models.resources import ExecutionResourceStatus, ExecutionSpec, PhaseResourceStatus
+from agentjobs.models.resource_status import ExecutionResourceStatus, PhaseResourceStatus
+from agentjobs.models.resources import ExecutionSpec
 
 CRDS = Path(__file__).parents[2] / "crds"
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)

@@ -31,7 +31,8 @@ from agentjobs.models.contract import (
 )
 from agentjobs.models.outcomes import Evaluation, PhaseOutcome
 from agentjobs.models.repositories import PhaseRepository, RepositoryStatus
-from agentjobs.models.resources import PhaseResourceStatus, PhaseSpec
+from agentjobs.models.resource_status import PhaseResourceStatus
+from agentjobs.models.resources import PhaseSpec
 from agentjobs.models.storage import HandoffRef
 from agentjobs.sidecars import fetcher
 from tests.unit.test_execution_plan import SPEC, child, plan

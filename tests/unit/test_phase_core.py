@@ -28,7 +28,7 @@ from agentjobs.kube import pod_state
 from agentjobs.kube.naming import ANNOTATION_DELETION_REQUESTED
 from agentjobs.models.contract import EvaluationResult, FailureKind, PhaseStatus, SystemFailure
 from agentjobs.models.outcomes import Evaluation, PhaseOutcome
-from agentjobs.models.resources import PhaseResourceStatus, RunCheckpoint
+from agentjobs.models.resource_status import PhaseResourceStatus, RunCheckpoint
 
 PHASE = "demo-0-fix"
 NOBODY = Stops()

@@ -21,7 +21,7 @@ from agentjobs.models.contract import (
     TaskOutcomeStatus,
 )
 from agentjobs.models.repositories import RepositoryStatus
-from agentjobs.models.resources import LogProgress, PhaseResourceStatus, RunCheckpoint
+from agentjobs.models.resource_status import LogProgress, PhaseResourceStatus, RunCheckpoint
 from agentjobs.models.retry import AttemptRecord
 
 NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)

@@ -31,13 +31,13 @@ from agentjobs.contract.execution.execution_plan import ChildPhase
 from agentjobs.contract.phase import phase_status
 from agentjobs.models.contract import SystemFailure
 from agentjobs.models.repositories import RepositoryStatus
-from agentjobs.models.resources import (
+from agentjobs.models.resource_status import (
     ExecutionResourceStatus,
-    ExecutionSpec,
     PhaseResourceStatus,
     PhaseSummary,
     ResumedFrom,
 )
+from agentjobs.models.resources import ExecutionSpec
 from agentjobs.models.storage import HandoffRef
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)

@@ -21,7 +21,8 @@ from agentjobs.models.contract import (
     Usage,
 )
 from agentjobs.models.repositories import RepositoryStatus
-from agentjobs.models.resources import ArtifactStatus, PhaseResourceStatus, PhaseSettings
+from agentjobs.models.resource_status import ArtifactStatus, PhaseResourceStatus
+from agentjobs.models.resources import PhaseSettings
 from agentjobs.models.retry import AttemptRecord, RetryOn, RetryPolicy
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

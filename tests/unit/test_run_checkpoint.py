@@ -16,7 +16,7 @@ from agentjobs.contract.resolution.resolution import RunFacts
 from agentjobs.kube import ownership, status_patch
 from agentjobs.models.contract import FailureKind, Report, ReportState, SystemFailure
 from agentjobs.models.output import EntryKind, OutputEntry
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 
 NOW = datetime(2026, 12, 1, 10, tzinfo=UTC)
 REPORT = Report(state=ReportState.FAILURE, success=False, comments="no access")

@@ -36,7 +36,7 @@ from agentjobs.models.contract import (
 )
 from agentjobs.models.notifications import NotificationRecord
 from agentjobs.models.outcomes import PhaseOutcome
-from agentjobs.models.resources import (
+from agentjobs.models.resource_status import (
     Condition,
     ExecutionResourceStatus,
     PhaseResourceStatus,

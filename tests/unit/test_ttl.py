@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 from agentjobs.contract.execution import ttl
 from agentjobs.models.notifications import NotificationRecord
-from agentjobs.models.resources import ExecutionResourceStatus, ExecutionSpec
+from agentjobs.models.resource_status import ExecutionResourceStatus
+from agentjobs.models.resources import ExecutionSpec
 
 FINISHED = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 PHASES = [{"name": "a", "image": "busybox", "prompt": "p"}]

@@ -23,7 +23,7 @@ import pytest
 from agentjobs.adapters import webhook_sender
 from agentjobs.contract.notifications import delivery, message, signing, targets
 from agentjobs.models.notifications import Answer, HttpAnswer, NoAnswer, NotificationRecord, NotSent
-from agentjobs.models.resources import ExecutionResourceStatus
+from agentjobs.models.resource_status import ExecutionResourceStatus
 from tests.unit.webhook_receiver import PATH, QUERY, SECRET, Receiver, serving
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)

@@ -9,7 +9,7 @@ from pathlib import Path
 from agentjobs.adapters.object_store import ObjectStore, StorageSettings
 from agentjobs.cli import execution_phases
 from agentjobs.contract.artifacts import handoff
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 from agentjobs.models.storage import HandoffManifest, InputArtifact, ObjectLocation
 
 HELP = "list or download an execution's artifacts"

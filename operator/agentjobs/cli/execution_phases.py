@@ -10,7 +10,8 @@ from collections.abc import Callable
 from agentjobs.adapters import paths
 from agentjobs.adapters.object_store import StorageError
 from agentjobs.kube import naming
-from agentjobs.models.resources import PhaseResourceStatus, PhaseSpec
+from agentjobs.models.resource_status import PhaseResourceStatus
+from agentjobs.models.resources import PhaseSpec
 
 PhaseRecord = tuple[PhaseSpec, PhaseResourceStatus]
 

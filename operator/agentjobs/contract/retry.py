@@ -29,7 +29,7 @@ from agentjobs.models.contract import (
     SideEffects,
     TaskOutcomeStatus,
 )
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 from agentjobs.models.retry import (
     MAX_BACKOFF_SECONDS,
     AttemptRecord,

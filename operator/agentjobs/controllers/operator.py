@@ -23,7 +23,7 @@ from agentjobs.controllers.execution.executions import ExecutionReconciler
 from agentjobs.controllers.phase import phase_runner, pod_release
 from agentjobs.controllers.phase.phase_runner import PhaseRunner
 from agentjobs.kube import naming, ownership
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 from agentjobs.runtime import backoff
 from agentjobs.runtime.config import OperatorConfig
 from agentjobs.runtime.errors import log_retry

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
-from agentjobs.models.resources import Condition
+from agentjobs.models.resource_status import Condition
 
 TERMINAL = frozenset({"completed", "failed", "cancelled", "interrupted"})
 CONDITION_TYPES = ("Running", "Complete", "Failed", "Finished", "Reconciling", "Stalled", "Ready")

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agentjobs.models import resources
+from agentjobs.models import resource_status, resources
 
 _DROPPED_KEYS = {"title", "default", "$defs"}
 
@@ -121,7 +121,7 @@ def custom_resource_definitions() -> dict[str, dict[str, Any]]:
             plural="executions",
             short_name="aex",
             spec=resources.ExecutionSpec,
-            status=resources.ExecutionResourceStatus,
+            status=resource_status.ExecutionResourceStatus,
             columns=[
                 _column("Status", ".status.status"),
                 _column("Current Phase", ".status.currentPhase"),
@@ -139,7 +139,7 @@ def custom_resource_definitions() -> dict[str, dict[str, Any]]:
             plural="phases",
             short_name="aph",
             spec=resources.PhaseSpec,
-            status=resources.PhaseResourceStatus,
+            status=resource_status.PhaseResourceStatus,
             columns=[
                 _column("Execution", ".spec.executionName"),
                 _column("Status", ".status.status"),

@@ -8,7 +8,7 @@ from typing import Any, cast
 import kopf
 
 from agentjobs.kube import conditions
-from agentjobs.models.resources import Condition
+from agentjobs.models.resource_status import Condition
 
 
 def post(body: dict[str, Any], *, reason: str, message: str, warning: bool = False) -> None:

@@ -35,7 +35,7 @@ from agentjobs.contract.artifacts import credentials
 from agentjobs.contract.artifacts.bucket_policy import BucketPolicy
 from agentjobs.contract.phase import phase_status
 from agentjobs.models import presign
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 from agentjobs.models.storage import ObjectLocation
 from agentjobs.runtime.config import CredentialsEndpoint
 

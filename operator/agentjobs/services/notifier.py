@@ -25,7 +25,8 @@ from agentjobs.adapters.kube import ApiError, Kube
 from agentjobs.contract.execution.execution_plan import ChildPhase
 from agentjobs.contract.notifications import delivery, due, message, signing, targets
 from agentjobs.models.notifications import Answer, NotificationRecord, NotSent
-from agentjobs.models.resources import ExecutionResourceStatus, ExecutionSpec
+from agentjobs.models.resource_status import ExecutionResourceStatus
+from agentjobs.models.resources import ExecutionSpec
 from agentjobs.runtime.config import OperatorConfig
 
 # Attempts made at once in one reconcile: a slow receiver must not hold up the others.

@@ -41,13 +41,12 @@ from agentjobs.models.contract import (
 )
 from agentjobs.models.limits import ExecutionBudget
 from agentjobs.models.repositories import RepositoryStatus
-from agentjobs.models.resources import (
+from agentjobs.models.resource_status import (
     ExecutionResourceStatus,
-    ExecutionSpec,
     PhaseResourceStatus,
-    PhaseSpec,
     PhaseSummary,
 )
+from agentjobs.models.resources import ExecutionSpec, PhaseSpec
 from agentjobs.models.storage import HandoffRef
 
 

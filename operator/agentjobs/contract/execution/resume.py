@@ -32,12 +32,8 @@ from agentjobs.contract.phase import phase_status
 from agentjobs.contract.repositories import status as repository_status
 from agentjobs.models.contract import ExecutionStatus, FailureKind, PhaseStatus, SystemFailure
 from agentjobs.models.repositories import RepositoryStatus
-from agentjobs.models.resources import (
-    ExecutionResourceStatus,
-    ExecutionSpec,
-    PhaseSummary,
-    ResumedFrom,
-)
+from agentjobs.models.resource_status import ExecutionResourceStatus, PhaseSummary, ResumedFrom
+from agentjobs.models.resources import ExecutionSpec
 from agentjobs.models.storage import HandoffRef
 
 RESUMABLE = frozenset(

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from agentjobs.models.resources import ExecutionResourceStatus, ExecutionSpec
+from agentjobs.models.resource_status import ExecutionResourceStatus
+from agentjobs.models.resources import ExecutionSpec
 
 
 def expires_at(

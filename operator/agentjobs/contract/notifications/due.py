@@ -21,7 +21,8 @@ from agentjobs.contract.notifications import delivery, message, signing, targets
 from agentjobs.kube.status_patch import status_patch
 from agentjobs.models.contract import ExecutionStatus, PhaseStatus
 from agentjobs.models.notifications import NotificationRecord, NotifyEvent, NotifyTarget
-from agentjobs.models.resources import ExecutionResourceStatus, ExecutionSpec, PhaseResourceStatus
+from agentjobs.models.resource_status import ExecutionResourceStatus, PhaseResourceStatus
+from agentjobs.models.resources import ExecutionSpec
 
 ENDED_PHASE = frozenset(
     {PhaseStatus.COMPLETED, PhaseStatus.FAILED, PhaseStatus.CANCELLED, PhaseStatus.INTERRUPTED}

@@ -22,7 +22,8 @@ from cloudevents.core.v1.event import CloudEvent
 
 from agentjobs.models.contract import TaskOutcome
 from agentjobs.models.repositories import RepositoryStatus
-from agentjobs.models.resources import API_VERSION, ExecutionResourceStatus, PhaseResourceStatus
+from agentjobs.models.resource_status import ExecutionResourceStatus, PhaseResourceStatus
+from agentjobs.models.resources import API_VERSION
 
 EXECUTION_FINISHED = "io.agentjobs.execution.finished"
 PHASE_FINISHED = "io.agentjobs.phase.finished"

@@ -32,7 +32,7 @@ from agentjobs.contract.text import agent_text
 from agentjobs.kube.status_patch import dump_status
 from agentjobs.models.contract import Blocker, Criterion, Report, SystemFailure, TaskOutcome
 from agentjobs.models.outcomes import Evaluation, PhaseOutcome
-from agentjobs.models.resources import (
+from agentjobs.models.resource_status import (
     Condition,
     ExecutionResourceStatus,
     PhaseResourceStatus,

@@ -28,7 +28,7 @@ from agentjobs.contract.text import usage
 from agentjobs.kube import conditions
 from agentjobs.models.contract import KeptAs, PhaseStatus, Usage
 from agentjobs.models.outcomes import PhaseOutcome
-from agentjobs.models.resources import ArtifactStatus, PhaseResourceStatus
+from agentjobs.models.resource_status import ArtifactStatus, PhaseResourceStatus
 
 
 def with_earlier_usage(

@@ -21,7 +21,7 @@ from agentjobs.contract.reading.transcript_reader import ReaderVerdict
 from agentjobs.contract.resolution import resolution
 from agentjobs.contract.text import agent_text
 from agentjobs.models.contract import FailureKind, Report, ReportState, SystemFailure
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 
 CODE = "OperatorError"
 

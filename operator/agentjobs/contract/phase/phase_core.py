@@ -44,7 +44,7 @@ from agentjobs.contract.resolution.resolution import RunFacts
 from agentjobs.kube import naming, pod_state
 from agentjobs.kube.pod_state import AgentState, Stage
 from agentjobs.models.contract import PhaseStatus, SystemFailure
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 
 Pod = dict[str, Any]
 

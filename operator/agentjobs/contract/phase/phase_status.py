@@ -20,15 +20,13 @@ from agentjobs.models.contract import Artifact, PhaseStatus, Report, SystemFailu
 from agentjobs.models.kubernetes import EnvVar
 from agentjobs.models.limits import ExecutionBudget, ExecutionLimits
 from agentjobs.models.repositories import RepositoryStatus
-from agentjobs.models.resources import (
-    API_VERSION,
+from agentjobs.models.resource_status import (
     ArtifactStatus,
-    ExecutionSpec,
     LogProgress,
     PhaseResourceStatus,
-    PhaseSpec,
     RunCheckpoint,
 )
+from agentjobs.models.resources import API_VERSION, ExecutionSpec, PhaseSpec
 from agentjobs.models.retry import AttemptRecord
 from agentjobs.models.storage import HandoffRef
 

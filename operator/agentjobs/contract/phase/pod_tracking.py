@@ -24,7 +24,7 @@ from typing import Any
 
 from agentjobs.contract.phase import phase_status
 from agentjobs.kube import naming, ownership
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 
 
 def tracked(pod: Mapping[str, Any]) -> bool:

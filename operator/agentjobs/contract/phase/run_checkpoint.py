@@ -10,7 +10,7 @@ from __future__ import annotations
 from agentjobs.contract.reading.transcript_reader import ReaderVerdict
 from agentjobs.contract.resolution.resolution import RunFacts
 from agentjobs.models.contract import Report, ReportState
-from agentjobs.models.resources import RunCheckpoint
+from agentjobs.models.resource_status import RunCheckpoint
 
 
 def record(

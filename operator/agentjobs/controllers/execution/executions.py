@@ -25,14 +25,8 @@ from agentjobs.contract.phase import phase_status
 from agentjobs.kube import admission, naming, ownership, resource_versions
 from agentjobs.kube.status_patch import status_patch
 from agentjobs.models.contract import SystemFailure
-from agentjobs.models.resources import (
-    GROUP,
-    ArtifactStorage,
-    ExecutionResourceStatus,
-    ExecutionSpec,
-    PhaseResourceStatus,
-    PhaseSpec,
-)
+from agentjobs.models.resource_status import ExecutionResourceStatus, PhaseResourceStatus
+from agentjobs.models.resources import GROUP, ArtifactStorage, ExecutionSpec, PhaseSpec
 from agentjobs.runtime import backoff, errors, events
 from agentjobs.runtime.errors import RetryLater, StatusTooLarge, log_retry
 from agentjobs.runtime.observed import Observed

@@ -15,7 +15,8 @@ from agentjobs.contract.phase import phase_core, phase_status
 from agentjobs.kube import naming, ownership, pod_state
 from agentjobs.kube.status_patch import status_patch
 from agentjobs.models.contract import SystemFailure
-from agentjobs.models.resources import PhaseResourceStatus, PhaseSpec
+from agentjobs.models.resource_status import PhaseResourceStatus
+from agentjobs.models.resources import PhaseSpec
 from agentjobs.runtime import errors, events
 from agentjobs.runtime.config import OperatorConfig
 from agentjobs.runtime.observed import Observed

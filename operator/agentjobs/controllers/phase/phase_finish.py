@@ -23,7 +23,7 @@ from agentjobs.contract.resolution import resolution
 from agentjobs.controllers.phase.phase_context import Attempt, PhaseContext
 from agentjobs.controllers.phase.phase_pod import delete_finished_pods, delete_secret
 from agentjobs.models.output import OutputEntry
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 from agentjobs.models.storage import ArtifactManifest, CheckoutRecord, RepositoryRecord
 from agentjobs.services.phase_storage import (
     StoredObject,

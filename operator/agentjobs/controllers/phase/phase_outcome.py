@@ -40,7 +40,7 @@ from agentjobs.models.contract import (
     Usage,
 )
 from agentjobs.models.outcomes import Evaluation, PhaseOutcome
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 from agentjobs.runtime import events
 
 ONGOING_CHECK_SECONDS = 1.0

@@ -19,7 +19,7 @@ from agentjobs.contract import retry
 from agentjobs.contract.artifacts import object_layout
 from agentjobs.contract.phase import phase_core, phase_status
 from agentjobs.controllers.phase.phase_context import Attempt, PhaseContext
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 from agentjobs.models.retry import TranscriptRef
 from agentjobs.models.storage import ObjectLocation
 from agentjobs.runtime import events

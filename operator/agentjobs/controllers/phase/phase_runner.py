@@ -43,7 +43,7 @@ from agentjobs.controllers.phase import (
 )
 from agentjobs.controllers.phase.phase_context import Attempt, PhaseContext
 from agentjobs.kube import pods
-from agentjobs.models.resources import PhaseResourceStatus
+from agentjobs.models.resource_status import PhaseResourceStatus
 from agentjobs.runtime import backoff, errors
 from agentjobs.runtime.config import OperatorConfig
 from agentjobs.runtime.observed import Observed
