@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agentjobs.contract.grading import revision
 from agentjobs.contract.reading.grade_reader import GradeReader
-from agentjobs.kube import pods
+from agentjobs.kube import prompts
 from agentjobs.models.contract import Grade, GradeState
 
 EXAMPLES = Path(__file__).parents[2] / "manifests" / "examples" / "agent"
@@ -61,12 +61,12 @@ def run_grader(tmp_path: Path, artifacts: Path) -> Grade:
 
 def test_r42_the_example_agent_meets_the_rubric_after_one_revision(tmp_path: Path) -> None:
     prompt = "Write this week's release notes.\n"
-    first = run_grader(tmp_path, run_agent(tmp_path, prompt + pods.TASK_RESULT_INSTRUCTION, 0))
+    first = run_grader(tmp_path, run_agent(tmp_path, prompt + prompts.TASK_RESULT_INSTRUCTION, 0))
     assert first.state is GradeState.NEEDS_REVISION
     section = revision.revision_section(
         iteration=0, max_iterations=3, explanation=first.explanation, criteria=first.criteria
     )
-    revised_prompt = prompt + "\n" + section + pods.TASK_RESULT_INSTRUCTION
+    revised_prompt = prompt + "\n" + section + prompts.TASK_RESULT_INSTRUCTION
     output = run_agent(tmp_path, revised_prompt, 1)
     second = run_grader(tmp_path, output)
     assert second.state is GradeState.SATISFIED

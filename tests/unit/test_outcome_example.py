@@ -11,7 +11,7 @@ import yaml
 
 from agentjobs.contract.grading import revision
 from agentjobs.contract.reading.grade_reader import GradeReader
-from agentjobs.kube import pods
+from agentjobs.kube import prompts
 from agentjobs.models.contract import Grade, GradeState
 from agentjobs.models.resources import ExecutionSpec
 
@@ -27,7 +27,7 @@ def example() -> ExecutionSpec:
 
 def attempt(tmp_path: Path, prompt: str, number: int) -> Path:
     prompt_file = tmp_path / f"prompt-{number}.md"
-    prompt_file.write_text(pods.compose_prompt(prompt))
+    prompt_file.write_text(prompts.compose_prompt(prompt))
     output = tmp_path / f"output-{number}"
     environment = {
         "PATH": PATH,

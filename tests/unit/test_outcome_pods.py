@@ -20,7 +20,7 @@ from agentjobs.contract.execution import execution_plan
 from agentjobs.contract.grading import grader, phase_end, revision
 from agentjobs.contract.grading.evaluation import Evaluated
 from agentjobs.contract.phase import loop_status
-from agentjobs.kube import naming, pod_security, pods
+from agentjobs.kube import naming, pod_security, pods, prompts
 from agentjobs.models.contract import (
     EvaluationResult,
     PhaseStatus,
@@ -145,7 +145,7 @@ def test_r42_a_revised_attempt_fetches_its_previous_files_and_the_evaluation() -
     assert args[args.index("--previous-sha256") + 1] == GRADED.sha256
     assert args[args.index("--feedback") + 1] == "/etc/agentjobs/prompt/evaluation-0.json"
     assert args[args.index("--inputs-manifest") + 1] == SIDECARS.inputs.manifest  # type: ignore[union-attr]
-    config_map = pods.prompt_config_map(
+    config_map = prompts.prompt_config_map(
         phase_resource="demo-0-plan",
         namespace="ns",
         owner=OWNER,

@@ -13,7 +13,7 @@ import dataclasses
 import json
 from typing import Any
 
-from agentjobs.kube import naming, pod_security, pods
+from agentjobs.kube import naming, pod_security, pods, prompts
 from agentjobs.models.output import HarvestLimits
 from agentjobs.models.repositories import PhaseRepository
 from agentjobs.models.resources import PhaseSpec
@@ -78,7 +78,7 @@ def test_the_agent_gets_its_prompt_as_a_file_named_by_an_env_var() -> None:
 
 
 def test_the_prompt_is_followed_by_the_task_result_instruction() -> None:
-    config_map = pods.prompt_config_map(
+    config_map = prompts.prompt_config_map(
         phase_resource="demo-0-plan",
         namespace="ns",
         owner=OWNER,
@@ -144,7 +144,7 @@ def test_r35_the_fetcher_is_handed_the_manifest_and_its_hash_not_a_list() -> Non
         "s3://b/ns/demo/0-draft/attempt-1/artifacts.json"
     )
     assert args[args.index("--inputs-sha256") + 1] == "ab" * 32
-    config_map = pods.prompt_config_map(
+    config_map = prompts.prompt_config_map(
         phase_resource="demo-0-plan", namespace="ns", owner=OWNER, prompt="P"
     )
     assert list(config_map["data"]) == ["prompt.md"]

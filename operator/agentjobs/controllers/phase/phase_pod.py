@@ -20,7 +20,7 @@ from agentjobs.contract.grading.revision import Revision
 from agentjobs.contract.limits import guard
 from agentjobs.contract.repositories import checkout
 from agentjobs.controllers.phase.phase_context import Attempt, PhaseContext
-from agentjobs.kube import admission, agent_timeout, naming, ownership, pods
+from agentjobs.kube import admission, agent_timeout, naming, ownership, pods, prompts
 from agentjobs.models.contract import FailureKind, SystemFailure
 from agentjobs.models.kubernetes import KeySelector
 from agentjobs.models.resources import API_VERSION, PhaseSpec
@@ -104,7 +104,7 @@ async def create_pod(
             sidecars = dataclasses.replace(
                 sidecars, previous=revision.previous, feedback_key=revision.feedback_key
             )
-    config_map = pods.prompt_config_map(
+    config_map = prompts.prompt_config_map(
         phase_resource=ctx.name,
         namespace=ctx.namespace,
         owner=owner,
@@ -195,7 +195,7 @@ async def create_grader_pod(
     if sidecars is not None and grader.spec.repositories:
         sidecars = dataclasses.replace(sidecars, repositories=tuple(grader.spec.repositories))
     config_map_name = naming.pod_config_map(grader.pod_name)
-    config_map = pods.config_map(
+    config_map = prompts.config_map(
         name=config_map_name,
         phase_resource=ctx.name,
         namespace=ctx.namespace,
