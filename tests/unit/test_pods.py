@@ -190,6 +190,12 @@ def test_the_secret_holds_the_token_and_ca_and_nothing_else() -> None:
     assert secret["metadata"]["ownerReferences"][0]["uid"] == "uid-1"
 
 
+def test_a_stop_secret_holds_the_stop_token_and_nothing_else() -> None:
+    secret = pods.stop_secret(name="s", namespace="ns", owner=OWNER, token="t")
+    assert secret["stringData"] == {"stop-token": "t"}
+    assert secret["metadata"]["ownerReferences"][0]["uid"] == "uid-1"
+
+
 def test_the_harvester_has_time_for_a_last_sync_through_an_outage() -> None:
     assert pod(spec(), SIDECARS)["spec"]["terminationGracePeriodSeconds"] >= 600
 

@@ -75,17 +75,17 @@ def timekeeper(
 def post(url: str, token: str, reason: bytes = b"BudgetExceeded") -> int:
     request = urllib.request.Request(url, data=reason, method="POST")
     request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=2) as response:
-            code: int = response.status
-            return code
-    except urllib.error.HTTPError as error:
-        return error.code
+    return answered(request)
 
 
 def get(url: str) -> int:
+    return answered(urllib.request.Request(url))
+
+
+def answered(request: urllib.request.Request) -> int:
+    """The HTTP status of the timekeeper's answer."""
     try:
-        with urllib.request.urlopen(url, timeout=2) as response:
+        with urllib.request.urlopen(request, timeout=2) as response:
             code: int = response.status
             return code
     except urllib.error.HTTPError as error:

@@ -130,24 +130,6 @@ def timekeeper_container(
     return container
 
 
-def stop_token_secret(
-    *, name: str, namespace: str, labels: dict[str, str], owner: dict[str, Any], token: str
-) -> dict[str, Any]:
-    """The Secret that gives an attempt's timekeeper its stop token; owned by the Phase."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": labels,
-            "ownerReferences": [owner],
-        },
-        "type": "Opaque",
-        "stringData": {STOP_TOKEN_KEY: token},
-    }
-
-
 def _stop_volume() -> dict[str, Any]:
     field = f"metadata.annotations['{STOP_ANNOTATION}']"
     return {

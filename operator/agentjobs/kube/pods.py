@@ -126,7 +126,17 @@ def storage_secret(
     *, name: str, namespace: str, owner: Owner, token: str, ca: str
 ) -> dict[str, Any]:
     """One attempt's token for the credentials endpoint, and the CA that verifies the
-    endpoint; no storage credential. Owned (and collected) with the Phase."""
+    endpoint; no storage credential."""
+    return _secret(name, namespace, owner, {TOKEN_KEY: token, CA_KEY: ca})
+
+
+def stop_secret(*, name: str, namespace: str, owner: Owner, token: str) -> dict[str, Any]:
+    """R70: the stop token of one stoppable attempt, for its timekeeper alone."""
+    return _secret(name, namespace, owner, {agent_timeout.STOP_TOKEN_KEY: token})
+
+
+def _secret(name: str, namespace: str, owner: Owner, data: dict[str, str]) -> dict[str, Any]:
+    """A Secret of one attempt's, owned (and collected) with the Phase."""
     return {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -137,7 +147,7 @@ def storage_secret(
             "ownerReferences": [owner.reference()],
         },
         "type": "Opaque",
-        "stringData": {TOKEN_KEY: token, CA_KEY: ca},
+        "stringData": data,
     }
 
 

@@ -20,7 +20,7 @@ from agentjobs.contract.grading.revision import Revision
 from agentjobs.contract.limits import guard
 from agentjobs.contract.repositories import checkout
 from agentjobs.controllers.phase.phase_context import Attempt, PhaseContext
-from agentjobs.kube import admission, agent_timeout, naming, ownership, pods, prompts
+from agentjobs.kube import admission, naming, ownership, pods, prompts
 from agentjobs.models.contract import FailureKind, SystemFailure
 from agentjobs.models.kubernetes import KeySelector
 from agentjobs.models.resources import API_VERSION, PhaseSpec
@@ -139,11 +139,10 @@ async def _stop_token(
     """R70: the Secret that gives the attempt's timekeeper its stop token (the Phase's UID
     and the attempt are in its name, so an AlreadyExists is this attempt's own)."""
     name = naming.stop_secret(ctx.name, ctx.uid, attempt.number)
-    secret = agent_timeout.stop_token_secret(
+    secret = pods.stop_secret(
         name=name,
         namespace=ctx.namespace,
-        labels=dict(naming.MANAGED_BY),
-        owner=owner.reference(),
+        owner=owner,
         token=agent_stop.token(ctx.uid, attempt.pod_name),
     )
     try:
