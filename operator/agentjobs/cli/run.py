@@ -9,68 +9,19 @@ import os
 import secrets
 import socket
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
-
-from pydantic import BaseModel, ValidationError
 
 from agentjobs.adapters import log_records, metrics
 from agentjobs.adapters.log_records import LogFormat
+from agentjobs.cli import option_types
 from agentjobs.contract.artifacts.bucket_policy import ALLOWED_BUCKETS_FLAG
-from agentjobs.contract.limits import prices
-from agentjobs.contract.notifications import targets
 from agentjobs.kube.pod_security import RESTRICTED_CONTAINER, RESTRICTED_POD, PodSecurity
 from agentjobs.models.kubernetes import PodSecurityContext, ResourceRequirements, SecurityContext
-from agentjobs.models.limits import PriceTable
 from agentjobs.models.output import HarvestLimits
 from agentjobs.runtime.config import CredentialsEndpoint, LeaderElection, OperatorConfig
 
-Context = TypeVar("Context", bound=BaseModel)
-
 HELP = "run the operator"
 DESCRIPTION = "Watch Executions and run their phases (kopf underneath)."
-
-
-def _json(model: type[Context]) -> Callable[[str], Context]:
-    def parse(text: str) -> Context:
-        try:
-            return model.model_validate_json(text)
-        except ValidationError as error:
-            raise argparse.ArgumentTypeError(
-                f"not a {model.__name__}: {error.errors()[0]['msg']}"
-            ) from error
-
-    return parse
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
-    return value
-
-
-def _webhook_pattern(text: str) -> str:
-    try:
-        targets.parse_pattern(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    return text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -118,7 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ):
         parser.add_argument(
             flag,
-            type=_positive,
+            type=option_types.positive,
             default=default,
             metavar="N",
             help=f"each phase stores at most N {what}; the rest of its output is recorded as "
@@ -126,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         )
     parser.add_argument(
         "--max-transcript-bytes",
-        type=_positive,
+        type=option_types.positive,
         default=OperatorConfig.max_transcript_bytes,
         metavar="N",
         help="each attempt's agent (or grader) log is stored up to N bytes and marked "
@@ -134,7 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--pod-security-context",
-        type=_json(PodSecurityContext),
+        type=option_types.json_model(PodSecurityContext),
         default=RESTRICTED_POD,
         metavar="JSON",
         help="phase pods' securityContext unless a phase overrides fields of it "
@@ -142,7 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--security-context",
-        type=_json(SecurityContext),
+        type=option_types.json_model(SecurityContext),
         default=RESTRICTED_CONTAINER,
         metavar="JSON",
         help="phase containers' securityContext unless a phase overrides fields of it "
@@ -150,7 +101,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--sidecar-resources",
-        type=_json(ResourceRequirements),
+        type=option_types.json_model(ResourceRequirements),
         metavar="JSON",
         help="requests and limits of the harvester and input fetcher in phase pods, e.g. "
         '\'{"limits": {"cpu": "500m", "memory": "256Mi"}}\' (default: none)',
@@ -194,7 +145,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     webhooks.add_argument(
         "--webhook-allow",
         action="append",
-        type=_webhook_pattern,
+        type=option_types.webhook_pattern,
         default=[],
         metavar="PATTERN",
         help="a shell-style glob over the whole URL the operator may call, e.g. "
@@ -204,7 +155,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--price-table",
-        type=_price_table,
+        type=option_types.price_table,
         metavar="FILE",
         help="what each model's tokens cost (YAML: models: {NAME: {input, output, cacheRead, "
         "cacheWrite}} in dollars per million tokens), for agent CLIs that report tokens only "
@@ -228,7 +179,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     webhooks.add_argument(
         "--webhook-backoff-seconds",
-        type=_positive_float,
+        type=option_types.positive_float,
         default=OperatorConfig.webhook_backoff_seconds,
         metavar="SECONDS",
         help="wait after a webhook's first failed attempt, doubled after each next one up to "
@@ -241,7 +192,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     credentials.add_argument(
         "--credentials-listen",
-        type=_listen_address,
+        type=option_types.listen_address,
         default=(CredentialsEndpoint.host, CredentialsEndpoint.port),
         metavar="HOST:PORT",
         help="the address to serve it on, held by this process alone: a port already taken "
@@ -271,13 +222,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--metrics-port",
-        type=_positive,
+        type=option_types.positive,
         metavar="PORT",
         help="serve Prometheus metrics on http://0.0.0.0:PORT/metrics (default: none)",
     )
     parser.add_argument(
         "--ttl-seconds-after-finished",
-        type=_non_negative,
+        type=option_types.non_negative,
         metavar="SECONDS",
         help="delete a finished Execution, with everything it owns, this long after it "
         "finished, unless it sets its own ttlSecondsAfterFinished (default: never)",
@@ -293,13 +244,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _listen_address(text: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
-    if not host or not port.isdigit() or int(port) > 65535:
-        raise argparse.ArgumentTypeError(f"not HOST:PORT: {text!r}")
-    return host.strip("[]"), int(port)
-
-
 def credentials_endpoint(args: argparse.Namespace) -> CredentialsEndpoint:
     if (args.credentials_tls_cert is None) != (args.credentials_tls_key is None):
         raise SystemExit("agentjobs: error: give --credentials-tls-cert and -key together")
@@ -312,16 +256,6 @@ def credentials_endpoint(args: argparse.Namespace) -> CredentialsEndpoint:
         tls_key=args.credentials_tls_key,
         tls_ca=args.credentials_tls_ca,
     )
-
-
-def _price_table(path: str) -> PriceTable:
-    """The price table in ``path``; a file that cannot be used is a flag error (R68)."""
-    try:
-        return prices.parse(Path(path).read_text(encoding="utf-8"))
-    except OSError as error:
-        raise argparse.ArgumentTypeError(f"{path}: {error.strerror or error}") from error
-    except prices.PriceTableError as error:
-        raise argparse.ArgumentTypeError(f"{path}: {error}") from error
 
 
 def leader_election(args: argparse.Namespace) -> LeaderElection | None:
