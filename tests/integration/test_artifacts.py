@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from minio import Minio
 
 from devcluster import testing
@@ -216,6 +217,9 @@ def test_r35_phase_two_receives_phase_one_files_and_deletion_removes_the_objects
     assert objects(s3, f"namespaces/{namespace}/executions/handoff/") == {}
 
 
+# Alone on the cluster (make test's second lane): it stops the S3 store other workers' tests
+# use meanwhile.
+@pytest.mark.exclusive
 def test_a_storage_outage_delays_the_phase_and_loses_nothing(
     kubectl: Kubectl,
     namespace: str,

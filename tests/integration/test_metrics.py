@@ -114,6 +114,9 @@ def metered(
     print(process.log()[-20000:])
 
 
+# Alone on the cluster (make test's second lane): it stops the S3 store other workers' tests
+# use meanwhile.
+@pytest.mark.exclusive
 def test_every_metric_moves_in_a_full_run(
     kubectl: Kubectl,
     namespace: str,

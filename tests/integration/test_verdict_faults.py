@@ -16,6 +16,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
+
 from devcluster import testing
 from devcluster.testing import Kubectl
 from tests import builders
@@ -109,6 +111,9 @@ def test_a_pod_deleted_from_outside_is_interrupted_even_when_its_agent_exits_0(
     assert status["taskOutcome"]["terminalReason"] == "PodDeleted"
 
 
+# Alone on the cluster (make test's second lane): it stops the one kubelet every test's pods
+# run on, which broke whatever another worker's tests ran meanwhile.
+@pytest.mark.exclusive
 def test_a_slow_start_is_not_failed_by_the_pending_timeout(
     kubectl: Kubectl, namespace: str, operator: OperatorProcess
 ) -> None:
