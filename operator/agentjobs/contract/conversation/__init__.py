@@ -1,0 +1,1 @@
+"""A transcript as a conversation: what the console shows of an agent's run (R72)."""
