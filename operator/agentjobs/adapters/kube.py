@@ -93,12 +93,15 @@ class ApiSession:
         body: Any,
         content_type: str,
         timeout: aiohttp.ClientTimeout,
+        bearer: str | None = None,
     ) -> aiohttp.ClientResponse:
         headers = {"Content-Type": content_type, "Accept": "application/json"}
         # Asked each time: the configuration refreshes a token that expires (an exec plugin,
         # a projected service-account token).
         for setting in (await self._configuration.auth_settings()).values():
             headers[setting["key"]] = setting["value"]
+        if bearer is not None:
+            headers["Authorization"] = f"Bearer {bearer}"
         # Sent as built: paths.py quoted every segment, and a URL normalised again here would
         # resolve a ``..`` against the segments before it.
         return await self._session.request(
@@ -131,6 +134,8 @@ async def configuration(kubeconfig: str | None = None) -> Any:
 
 class Kube:
     """Authenticated access to the API server: requests on one pool, log streams on another."""
+
+    _bearer: str | None = None
 
     def __init__(self, api: ApiSession, streams: ApiSession | None = None) -> None:
         self._api = api
@@ -169,6 +174,7 @@ class Kube:
             body=body,
             content_type=content_type,
             timeout=timeout or aiohttp.ClientTimeout(total=60),
+            bearer=self._bearer,
         )
 
     async def _json(self, method: str, path: str, **kwargs: Any) -> JsonObject:
@@ -192,6 +198,45 @@ class Kube:
         listing = await self._json("GET", path, query={"labelSelector": label_selector})
         items: list[JsonObject] = listing.get("items", [])
         return items
+
+    async def listing(self, path: str, *, label_selector: str = "") -> JsonObject:
+        """The list at ``path`` whole: its ``items`` and the ``metadata.resourceVersion`` a
+        watch of it starts from."""
+        return await self._json("GET", path, query={"labelSelector": label_selector})
+
+    async def watch(
+        self, path: str, *, resource_version: str, label_selector: str = ""
+    ) -> AsyncIterator[JsonObject]:
+        """The watch events (``type``, ``object``) after ``resource_version``, until the API
+        server ends the watch (a few minutes; the caller lists again). An expired version
+        raises ApiError 410."""
+        query = {
+            "watch": "true",
+            "resourceVersion": resource_version,
+            "labelSelector": label_selector,
+            "allowWatchBookmarks": "true",
+        }
+        timeout = aiohttp.ClientTimeout(total=None, connect=30, sock_read=None)
+        response = await self._request("GET", path, query=query, timeout=timeout, stream=True)
+        async with response:
+            if response.status >= 400:
+                raise await _api_error(response)
+            pending = b""  # one event is one line, which may be longer than a read
+            async for chunk in response.content.iter_any():
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        yield _watch_event(json.loads(line))
+
+    async def review(self, path: str, body: JsonObject) -> JsonObject:
+        """Create a review (TokenReview, SubjectAccessReview): the API's answer, its status."""
+        return await self._json("POST", path, body=body)
+
+    def as_bearer(self, token: str) -> Kube:
+        """This connection, sending ``token`` as each request's credential: the console acts
+        as the user who gave it (a session with a client certificate would still be itself,
+        so the console runs with a token)."""
+        return _BearerKube(self._api, self._streams, token)
 
     async def create(self, path: str, body: JsonObject) -> JsonObject | None:
         """Create ``body``; None when an object of that name already exists (whose it is, is
@@ -290,3 +335,20 @@ class _FencedKube(Kube):
     async def _request(self, method: str, path: str, **kwargs: Any) -> aiohttp.ClientResponse:
         self._check()
         return await super()._request(method, path, **kwargs)
+
+
+def _watch_event(event: JsonObject) -> JsonObject:
+    if event.get("type") == "ERROR":
+        status = event.get("object") or {}
+        code, reason = int(status.get("code") or 0), str(status.get("reason") or "")
+        raise ApiError(code, reason, str(status.get("message") or ""))
+    return event
+
+
+class _BearerKube(Kube):
+    def __init__(self, api: ApiSession, streams: ApiSession, bearer: str) -> None:
+        super().__init__(api, streams)
+        self._bearer = bearer
+
+    async def close(self) -> None:
+        """Nothing: the sessions are its origin's."""

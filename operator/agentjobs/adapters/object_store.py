@@ -37,7 +37,12 @@ READ_CHUNK = 1024 * 1024
 
 
 class StorageError(Exception):
-    """The store could not be reached or refused a request (retry later)."""
+    """The store could not be reached or refused a request (retry later); ``code`` is the
+    store's own error code, when it gave one."""
+
+    def __init__(self, message: str, code: str = "") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class StorageNotConfigured(StorageError):
@@ -99,6 +104,35 @@ class _HashingReader(io.RawIOBase):
 def content_type(path: str) -> str:
     guessed, _ = mimetypes.guess_type(path)
     return guessed or "application/octet-stream"
+
+
+class StoredObject:
+    """An object being read: its size, then its bytes a chunk at a time."""
+
+    def __init__(self, response: urllib3.BaseHTTPResponse, location: ObjectLocation) -> None:
+        self._response = response
+        self._location = location
+        self.size = int(response.headers.get("Content-Length") or 0)
+
+    def read(self) -> bytes:
+        """The next chunk; b"" at the end."""
+        try:
+            return self._response.read(READ_CHUNK)
+        except (urllib3.exceptions.HTTPError, OSError) as error:
+            raise StorageError(f"download of {self._location.url}: {error}") from error
+
+    def read_all(self) -> bytes:
+        """Every byte left, and closed."""
+        try:
+            return self._response.read()
+        except (urllib3.exceptions.HTTPError, OSError) as error:
+            raise StorageError(f"download of {self._location.url}: {error}") from error
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self._response.close()
+        self._response.release_conn()
 
 
 class ObjectStore:
@@ -185,19 +219,38 @@ class ObjectStore:
 
     def get_bytes(self, location: ObjectLocation) -> bytes | None:
         """The object's bytes, or None when there is no such object."""
+        stored = self.open(location)
+        return None if stored is None else stored.read_all()
+
+    def get_range(self, location: ObjectLocation, *, offset: int, length: int) -> bytes | None:
+        """Up to ``length`` bytes from ``offset`` (fewer at the end; none past it), or None
+        when there is no such object."""
         try:
-            response = self._client.get_object(location.bucket, location.key)
+            stored = self.open(location, offset=offset, length=length)
+        except StorageError as error:
+            if error.code == "InvalidRange":
+                return b""
+            raise
+        return None if stored is None else stored.read_all()
+
+    def open(
+        self, location: ObjectLocation, *, offset: int = 0, length: int = 0
+    ) -> StoredObject | None:
+        """The object (``length`` bytes from ``offset``, 0: to its end), to read and close;
+        None when there is no such object."""
+        try:
+            response = self._client.get_object(
+                location.bucket, location.key, offset=offset, length=length
+            )
         except S3Error as error:
             if error.code in ("NoSuchKey", "NoSuchBucket"):
                 return None
-            raise StorageError(f"download of {location.url}: {error.code}") from error
+            raise StorageError(
+                f"download of {location.url}: {error.code}", error.code or ""
+            ) from error
         except (MinioException, urllib3.exceptions.HTTPError, OSError) as error:
             raise StorageError(f"download of {location.url}: {error}") from error
-        try:
-            return response.read()
-        finally:
-            response.close()
-            response.release_conn()
+        return StoredObject(response, location)
 
     def download(self, location: ObjectLocation, destination: Path, *, sha256: str) -> None:
         """Write the object to ``destination``, refusing it unless it hashes to ``sha256``."""

@@ -85,3 +85,15 @@ def all_phases() -> str:
 def all_pods() -> str:
     """Pods in every namespace."""
     return f"{_CORE}/pods"
+
+
+def token_reviews() -> str:
+    return "/apis/authentication.k8s.io/v1/tokenreviews"
+
+
+def subject_access_reviews() -> str:
+    return "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+
+
+def self_subject_access_reviews() -> str:
+    return "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"

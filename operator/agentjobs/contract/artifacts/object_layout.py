@@ -38,6 +38,17 @@ def execution_root(*, prefix: str | None, namespace: str, execution: str) -> str
     return "/".join(part for part in parts if part)
 
 
+def belongs_to(key: str, *, namespace: str, execution: str) -> bool:
+    """Whether ``key`` lies under an Execution's root: its first ``namespaces`` segment
+    is followed by ``namespace``, ``executions`` and ``execution`` (what a reader checks a
+    status's URL against before it serves the object)."""
+    parts = key.split("/")
+    if NAMESPACES not in parts or any(part in ("", ".", "..") for part in parts):
+        return False
+    at = parts.index(NAMESPACES)
+    return parts[at + 1 : at + 4] == [namespace, "executions", execution] and len(parts) > at + 4
+
+
 def attempt_root(*, execution_root: str, index: int, phase: str, attempt: int) -> str:
     return f"{execution_root}/{index}-{phase}/attempt-{attempt}"
 
