@@ -11,6 +11,8 @@ import pytest
 pytest_plugins = [
     "tests.cluster_fixtures",
     "tests.integration.operator_fixtures",
+    "tests.integration.tenant_fixtures",
+    "tests.integration.browser",
 ]
 
 

@@ -1,6 +1,7 @@
 """The chart installed for real: `helm install` with the image built from our Dockerfile, and
 the operator, a pod on the real node under the chart's ServiceAccount and RBAC, takes an
-Execution with storage to `completed`.
+Execution with storage to `completed`; the console (R72), a pod beside it, turns away a request
+without a token (401) and shows a tenant its namespace's Executions and not another's (403).
 
 The release watches only the test's namespace and leaves the CRDs to the session (the
 shared cluster's CRDs are installed once; crds.install would make this release own them).
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -34,6 +37,7 @@ def release(
         "watchNamespaces": [namespace],
         "crds": {"install": False},
         "image": {"pullPolicy": "Never"},
+        "console": {"enabled": True},
         "s3": {
             "endpoint": s3_env["AGENTJOBS_S3_ENDPOINT"],
             "accessKey": s3_env["AGENTJOBS_S3_ACCESS_KEY"],
@@ -53,7 +57,7 @@ def test_the_installed_operator_completes_an_execution_with_storage(
     kubectl: Kubectl, namespace: str, release: str, s3: Minio
 ) -> None:
     [operator] = kubectl.json(
-        "get", "pods", "-n", namespace, "-l", "app.kubernetes.io/name=agentjobs"
+        "get", "pods", "-n", namespace, "-l", "app.kubernetes.io/component=operator"
     )["items"]
     assert operator["spec"]["nodeName"] == REAL_NODE_NAME
     assert operator["spec"]["serviceAccountName"].startswith(release)
@@ -81,3 +85,28 @@ def test_the_installed_operator_completes_an_execution_with_storage(
     assert status["status"] == "completed", json.dumps(status)
     key = f"namespaces/{namespace}/executions/installed/0-write/attempt-1/output/result.txt"
     assert stored_objects(s3, key) == {key: b"delivered\n"}
+
+
+def test_the_installed_console_shows_a_tenant_its_namespace_only(
+    kubectl: Kubectl, namespace: str, release: str, tenant: Kubectl
+) -> None:
+    [console] = kubectl.json(
+        "get", "pods", "-n", namespace, "-l", "app.kubernetes.io/component=console"
+    )["items"]
+    assert console["spec"]["serviceAccountName"] == f"{release}-agentjobs-console"
+    base = f"http://{console['status']['podIP']}:8080"
+    token = kubectl.run("create", "token", "tenant", "-n", namespace).stdout.strip()
+
+    def status(path: str, bearer: str | None) -> int:
+        request = urllib.request.Request(base + path)
+        if bearer:
+            request.add_header("Authorization", f"Bearer {bearer}")
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return int(answer.status)
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    assert status(f"/executions?namespace={namespace}", None) == 401
+    assert status(f"/executions?namespace={namespace}", token) == 200
+    assert status("/executions?namespace=kube-system", token) == 403

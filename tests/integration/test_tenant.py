@@ -27,7 +27,6 @@ import base64
 import io
 import json
 import ssl
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,10 +34,8 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import pytest
 import urllib3
-import yaml
 from minio import Minio
 
-from devcluster.build import KUBERNETES_VERSION
 from devcluster.testing import Kubectl
 from tests import builders
 from tests.cluster_fixtures import every_s3_store
@@ -51,10 +48,8 @@ from tests.integration.operator_fixtures import (
     wait_for,
 )
 from tests.integration.stored import BUCKET, stored_objects
-from tests.integration.test_rbac import CHART, RELEASE, token_kubeconfig
 
 OTHER_BUCKET = "agentjobs-not-allowed"
-TENANT = "tenant"
 REPORT = builders.echo_block(builders.report())
 
 pytestmark = every_s3_store
@@ -79,53 +74,6 @@ def execution(name: str, script: str, **spec: Any) -> dict[str, Any]:
             ],
         },
     }
-
-
-@pytest.fixture
-def other_namespace(kubectl: Kubectl, namespace: str) -> Iterator[str]:
-    name = f"{namespace[:50]}-b"
-    kubectl.run("create", "namespace", name)
-    yield name
-    kubectl.run("delete", "namespace", name, "--wait=false")
-
-
-@pytest.fixture
-def tenant(
-    kubectl: Kubectl, crds: None, namespace: str, s3_env: dict[str, str], tmp_path: Path
-) -> Kubectl:
-    """kubectl as a ServiceAccount bound to the built-in `edit` role in the test's namespace."""
-    aggregated = subprocess.run(
-        [
-            *("helm", "template", RELEASE, str(CHART), "--kube-version", KUBERNETES_VERSION),
-            *("--show-only", "templates/aggregate-roles.yaml"),
-        ],
-        env=s3_env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    for role in yaml.safe_load_all(aggregated):
-        kubectl.apply(role, namespace)
-    kubectl.run("create", "serviceaccount", TENANT, "-n", namespace)
-    kubectl.run(
-        "create", "rolebinding", "tenant-edit", "-n", namespace,
-        "--clusterrole=edit", f"--serviceaccount={namespace}:{TENANT}",
-    )  # fmt: skip
-    as_tenant = kubectl.with_kubeconfig(
-        token_kubeconfig(
-            kubectl, Path(s3_env["KUBECONFIG"]), namespace, TENANT, tmp_path / "tenant.kubeconfig"
-        )
-    )
-    # The aggregation controller adds the chart's rules to `edit` in a moment.
-    wait_for(
-        lambda: (
-            as_tenant.run("auth", "can-i", "create", "executions", check=False).stdout.strip()
-            == "yes"
-        ),
-        timeout=30,
-        what="edit to include Executions",
-    )
-    return as_tenant
 
 
 @pytest.fixture

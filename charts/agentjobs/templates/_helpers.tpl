@@ -110,3 +110,23 @@ these rules, and shows that taking away any one of them makes the operator fail.
   resources: ["events"]
   verbs: ["create"]
 {{- end }}
+
+{{/* Labels that select the console's pods, apart from the operator's. */}}
+{{- define "agentjobs.consoleSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "agentjobs.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: console
+{{- end }}
+
+{{/* Labels on every object of the console. */}}
+{{- define "agentjobs.consoleLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ include "agentjobs.consoleSelectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: agentjobs
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "agentjobs.consoleName" -}}
+{{- printf "%s-console" (include "agentjobs.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}

@@ -9,6 +9,7 @@ from typing import NoReturn
 
 from agentjobs.cli import (
     artifacts,
+    console,
     crds,
     fetch_inputs,
     grade,
@@ -26,6 +27,7 @@ COMMANDS: dict[str, ModuleType] = {
     "run": run,
     "artifacts": artifacts,
     "logs": logs,
+    "console": console,
     "resume": resume,
     "crds": crds,
     "harvest": harvest,

@@ -1,0 +1,1 @@
+"""``agentjobs console``: Executions, verdicts, artifacts and conversations in the browser (R72)."""
