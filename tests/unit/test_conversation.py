@@ -8,7 +8,9 @@ message and its tools by id; OpenCode's tool parts and an end a later step
 takes back; ``jsonl`` showing the tools of the CLI it recognised; lines that
 are not events, and ``text`` logs, as text; a huge output cut; the words
 shown are the reader's own; pages split at line ends, chain to the end
-whatever their size and say so when a line is longer than a page.
+whatever their size and say so when a line is longer than a page; a live log
+fed in chunks of any size reads as the whole, and a line past the reader's
+limit is named, not kept, and the next line read.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from hypothesis import strategies as st
 from agentjobs.contract.conversation import builder, pages
 from agentjobs.contract.conversation.builder import Conversation
 from agentjobs.contract.conversation.entries import Entry, Kind
+from agentjobs.contract.conversation.live import LiveConversation
 from agentjobs.contract.reading.transcript_reader import TranscriptReader
 from agentjobs.models.contract import TranscriptFormat
 from tests import builders
@@ -274,3 +277,32 @@ def test_pages_of_any_size_cover_every_line_once(messages: list[str], size: int)
     whole = pages.read_page(TranscriptFormat.CLAUDE_CODE, data, start=0, at_end=True)
     assert set(seen) <= {e.offset for e in whole.entries}
     assert len(seen) == len(set(seen))
+
+
+@given(st.lists(st.text(alphabet="ab \n", max_size=20), max_size=8), st.integers(1, 40))
+def test_a_live_log_in_chunks_of_any_size_reads_as_the_whole(
+    messages: list[str], size: int
+) -> None:
+    data = "".join(cli.claude_text(m, f"m{i}") for i, m in enumerate(messages)).encode() + b"tail"
+    live = LiveConversation(TranscriptFormat.CLAUDE_CODE)
+    for start in range(0, len(data), size):
+        live.feed(data[start : start + size])
+    live.close()
+    whole = pages.read_page(TranscriptFormat.CLAUDE_CODE, data, start=0, at_end=True)
+    assert live.conversation.entries == whole.entries
+
+
+def test_a_live_line_longer_than_the_limit_is_named_and_the_next_one_read() -> None:
+    live = LiveConversation(TranscriptFormat.CODEX, line_limit=128)  # the message's line fits
+    long = b"{" + b"x" * 300 + b"\n"
+    live.feed(long[:100])
+    live.feed(long[100:] + cli.codex_message("after").encode())
+    live.close()
+    note, words = live.conversation.entries
+    assert (note.kind, note.offset, note.text) == (
+        Kind.NOTE,
+        0,
+        "a line of more than 128 bytes is not shown here",
+    )
+    assert (words.kind, words.offset, words.text) == (Kind.WORDS, len(long), "after")
+    assert [index for index, _ in live.changes()] == [0, 1]

@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator
 from agentjobs.adapters.kube import ApiError, Kube
 from agentjobs.adapters.object_store import ObjectStore
 from agentjobs.contract.artifacts import object_layout
-from agentjobs.contract.conversation.builder import Conversation
 from agentjobs.contract.conversation.entries import Entry
+from agentjobs.contract.conversation.live import LiveConversation
 from agentjobs.contract.conversation.pages import PAGE_BYTES, Page, read_page
 from agentjobs.kube.pods import AGENT_CONTAINER
 from agentjobs.models.contract import TranscriptFormat
@@ -92,16 +92,13 @@ async def live(
 ) -> AsyncIterator[list[tuple[int, Entry]]]:
     """The agent container's log from its first byte, followed: after each read, the entries
     it added or changed, by index. Ends when the log does."""
-    conversation = Conversation(transcript_format)
-    pending, offset = b"", 0
+    conversation = LiveConversation(transcript_format)
     async for chunk in _log(kube, namespace, pod):
-        *lines, pending = (pending + chunk).split(b"\n")
-        for line in lines:
-            conversation.add_line(line, offset)
-            offset += len(line) + 1
+        conversation.feed(chunk)
         changes = conversation.changes()
         if changes:
             yield changes
-    if pending:
-        conversation.add_line(pending, offset)
-        yield conversation.changes()
+    conversation.close()
+    changes = conversation.changes()
+    if changes:
+        yield changes

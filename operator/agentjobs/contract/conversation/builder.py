@@ -62,6 +62,10 @@ class Conversation:
         if meaning.terminal is not None:
             self._end(meaning, offset)
 
+    def note(self, text: str, offset: int) -> None:
+        """Something about the transcript itself at ``offset`` (a line not shown)."""
+        self._add(Entry(Kind.NOTE, offset, text=text))
+
     def changes(self) -> list[tuple[int, Entry]]:
         """The entries added or changed since the last call, by index, in order."""
         changed = sorted(self._changed)
