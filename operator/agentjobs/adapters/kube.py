@@ -311,13 +311,23 @@ class Kube:
             return (await response.text(errors="replace")).strip()
 
     async def stream_log(
-        self, namespace: str, pod: str, container: str, *, follow: bool, idle_seconds: float
+        self,
+        namespace: str,
+        pod: str,
+        container: str,
+        *,
+        follow: bool,
+        idle_seconds: float,
+        tail_lines: int | None = None,
     ) -> AsyncIterator[bytes]:
-        """A container's log from its first byte, followed or as it stands; the iterator ends
-        when the stream does. A stream silent for ``idle_seconds`` raises a timeout, so that a
-        half-open connection cannot hold a reader for ever."""
+        """A container's log from its first byte (or its last ``tail_lines`` lines), followed
+        or as it stands; the iterator ends when the stream does. A stream silent for
+        ``idle_seconds`` raises a timeout, so that a half-open connection cannot hold a reader
+        for ever."""
         path = paths.pod_log(namespace, pod)
         query = {"container": container, "follow": "true" if follow else "false"}
+        if tail_lines is not None:
+            query["tailLines"] = str(tail_lines)
         timeout = aiohttp.ClientTimeout(total=None, connect=30, sock_read=idle_seconds)
         response = await self._request("GET", path, query=query, timeout=timeout, stream=True)
         async with response:

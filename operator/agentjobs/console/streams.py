@@ -17,6 +17,11 @@ from agentjobs.adapters.kube import ApiError
 from agentjobs.console import access, pages, permissions, render, rows, transcripts
 from agentjobs.console.context import console_of, user_of
 
+# A page that has followed this much of a run has more than a reader can use: it stops and
+# says so, rather than grow without end in the browser.
+LIVE_SENT_LIMIT = 32 * 1024 * 1024
+TOO_MUCH = "this page has shown 32 MiB of the run; reload it to follow the latest lines"
+
 routes = web.RouteTableDef()
 
 
@@ -104,6 +109,7 @@ async def conversation_events(request: web.Request) -> web.StreamResponse:
         raise web.HTTPNotFound(text=f"attempt {number} of phase {phase.name} is not running")
     console = console_of(request)
     response = await _opened(request)
+    sent = 0
     try:
         async for changes in transcripts.live(
             console.access.kube, namespace, phase.status.pod_name, phase.transcript_format
@@ -111,6 +117,10 @@ async def conversation_events(request: web.Request) -> web.StreamResponse:
             for index, entry in changes:
                 html = render.fragment("macros.html", "entry", index, entry)
                 await _send(response, "entry", {"index": index, "html": html})
+                sent += len(html)
+            if sent > LIVE_SENT_LIMIT:
+                await _send(response, "failed", {"message": TOO_MUCH})
+                return response
         await _send(response, "ended", {})
     except ApiError as error:
         await _send(response, "failed", {"message": error.message})

@@ -22,6 +22,9 @@ from agentjobs.models.contract import TranscriptFormat
 from agentjobs.models.storage import ObjectLocation
 
 LIVE_IDLE_SECONDS = 3600.0  # an agent may think a long while between lines
+# A live view starts this many lines before the log's end, so a long run is never sent whole;
+# the whole transcript pages from storage once the attempt is recorded.
+LIVE_TAIL_LINES = 500
 START_SECONDS = 300.0  # a pod's image pull and init containers come first
 
 
@@ -72,7 +75,12 @@ async def _log(kube: Kube, namespace: str, pod: str) -> AsyncIterator[bytes]:
     waited = 0.0
     while True:
         stream = kube.stream_log(
-            namespace, pod, AGENT_CONTAINER, follow=True, idle_seconds=LIVE_IDLE_SECONDS
+            namespace,
+            pod,
+            AGENT_CONTAINER,
+            follow=True,
+            idle_seconds=LIVE_IDLE_SECONDS,
+            tail_lines=LIVE_TAIL_LINES,
         )
         started = False
         try:
@@ -90,8 +98,8 @@ async def _log(kube: Kube, namespace: str, pod: str) -> AsyncIterator[bytes]:
 async def live(
     kube: Kube, namespace: str, pod: str, transcript_format: TranscriptFormat
 ) -> AsyncIterator[list[tuple[int, Entry]]]:
-    """The agent container's log from its first byte, followed: after each read, the entries
-    it added or changed, by index. Ends when the log does."""
+    """The agent container's log from its last ``LIVE_TAIL_LINES`` lines, followed: after
+    each read, the entries it added or changed, by index. Ends when the log does."""
     conversation = LiveConversation(transcript_format)
     async for chunk in _log(kube, namespace, pod):
         conversation.feed(chunk)
