@@ -1,0 +1,1 @@
+"""When runs start: CronExecution schedules (issue 28)."""
