@@ -75,10 +75,13 @@ def for_each_cli(
     namespace: str,
     name: str,
     phases: Callable[[Cli], list[dict[str, Any]]],
+    *,
+    server: ModelServer,
     **spec: Any,
 ) -> dict[str, Any]:
     """An Execution `<name>-<cli>` of `phases(cli)` (and the rest of `spec`) for every CLI,
-    applied together; once all have finished, their statuses by CLI."""
+    applied together; once all have finished, their statuses by CLI. One that does not
+    finish in time fails with what the model server could not answer and the pods' states."""
     for cli in CLIS:
         manifest = {
             "apiVersion": "agentjobs.io/v1alpha1",
@@ -87,10 +90,19 @@ def for_each_cli(
             "spec": {"phases": phases(cli), **spec},
         }
         kubectl.apply(manifest, namespace)
-    return {
-        cli.name: wait_finished(kubectl, namespace, f"{name}-{cli.name}", timeout=FINISH_SECONDS)
-        for cli in CLIS
-    }
+    statuses = {}
+    for cli in CLIS:
+        execution = f"{name}-{cli.name}"
+        try:
+            statuses[cli.name] = wait_finished(
+                kubectl, namespace, execution, timeout=FINISH_SECONDS
+            )
+        except AssertionError as error:
+            pods = kubectl.run("get", "pods", "-n", namespace, "-o", "wide", check=False).stdout
+            raise AssertionError(
+                f"{error}\nunanswered model requests: {server.unexpected()}\npods:\n{pods}"
+            ) from error
+    return statuses
 
 
 def test_success_with_a_file_written_by_the_clis_own_tool_and_the_usage_sent(
@@ -103,7 +115,9 @@ def test_success_with_a_file_written_by_the_clis_own_tool_and_the_usage_sent(
             Usage(input_tokens=80, output_tokens=20, cached_tokens=10)),
     ]  # fmt: skip
     phases = {cli.name: phase(cli, model_server, "write", turns) for cli in CLIS}
-    statuses = for_each_cli(kubectl, namespace, "write", lambda cli: [phases[cli.name][0]])
+    statuses = for_each_cli(
+        kubectl, namespace, "write", lambda cli: [phases[cli.name][0]], server=model_server
+    )
     # Cache reads are counted apart from inputTokens, whatever each vendor's API counts.
     sent = {"inputTokens": 200, "outputTokens": 50, "cacheReadInputTokens": 50}
     for cli in CLIS:
@@ -128,7 +142,11 @@ def test_a_failure_report(
     text = report(False, "the fixture repository is missing", failure_reason="environment")
     turns: list[Turn] = [Say(("I could not do it.\n", text))]
     statuses = for_each_cli(
-        kubectl, namespace, "fail", lambda cli: [phase(cli, model_server, "fail", turns)[0]]
+        kubectl,
+        namespace,
+        "fail",
+        lambda cli: [phase(cli, model_server, "fail", turns)[0]],
+        server=model_server,
     )
     for cli in CLIS:
         assert statuses[cli.name]["status"] == "failed", cli.name
@@ -149,7 +167,11 @@ def test_a_report_split_across_the_streams_deltas(
     pieces = (words + "TASK_RE", text[len("TASK_RE"):30], text[30:-10], text[-10:])  # fmt: skip
     turns: list[Turn] = [Say(pieces)]
     statuses = for_each_cli(
-        kubectl, namespace, "split", lambda cli: [phase(cli, model_server, "split", turns)[0]]
+        kubectl,
+        namespace,
+        "split",
+        lambda cli: [phase(cli, model_server, "split", turns)[0]],
+        server=model_server,
     )
     for cli in CLIS:
         assert statuses[cli.name]["status"] == "completed", (
@@ -169,7 +191,11 @@ def test_a_report_only_in_a_tools_output_is_not_the_agents(
     printed = report(True, "printed by a command").replace('"', '\\"').replace("\n", "\\n")
     turns: list[Turn] = [RunShell(f'printf "{printed}\\n"'), Say(("I ran the command.",))]
     statuses = for_each_cli(
-        kubectl, namespace, "tool", lambda cli: [phase(cli, model_server, "tool", turns)[0]]
+        kubectl,
+        namespace,
+        "tool",
+        lambda cli: [phase(cli, model_server, "tool", turns)[0]],
+        server=model_server,
     )
     for cli in CLIS:
         record = phase_status(kubectl, namespace, f"tool-{cli.name}-0-tool")
@@ -189,7 +215,9 @@ def test_an_api_error_blocks_the_phase_with_its_kind(
     kind: str,
 ) -> None:
     phases = {cli.name: phase(cli, model_server, "call", [Refuse(http_status)]) for cli in CLIS}
-    statuses = for_each_cli(kubectl, namespace, "refused", lambda cli: [phases[cli.name][0]])
+    statuses = for_each_cli(
+        kubectl, namespace, "refused", lambda cli: [phases[cli.name][0]], server=model_server
+    )
     for cli in CLIS:
         status = statuses[cli.name]
         assert (status["status"], status["failureClassification"]) == ("failed", "platform"), (
@@ -222,7 +250,11 @@ def test_the_second_phases_cli_reads_the_first_phases_artifact(
         for cli in CLIS
     }
     statuses = for_each_cli(
-        kubectl, namespace, "handoff", lambda cli: [spec for spec, _ in phases[cli.name]]
+        kubectl,
+        namespace,
+        "handoff",
+        lambda cli: [spec for spec, _ in phases[cli.name]],
+        server=model_server,
     )
     for cli in CLIS:
         assert statuses[cli.name]["status"] == "completed", (
@@ -270,7 +302,7 @@ def test_a_real_cli_grades_and_the_agent_revises_with_its_feedback(
         }
         return [spec]
 
-    statuses = for_each_cli(kubectl, namespace, "graded", graded)
+    statuses = for_each_cli(kubectl, namespace, "graded", graded, server=model_server)
     for cli in CLIS:
         status = statuses[cli.name]
         assert (status["status"], status["outcome"]) == ("completed", "satisfied"), (
@@ -313,6 +345,7 @@ def test_each_cli_commits_with_its_shell_tool_and_the_operator_pushes_its_work(
     statuses = for_each_cli(
         kubectl, namespace, "commit",
         lambda cli: [phase(cli, model_server, "fix", turns)[0]], repositories=repositories,
+        server=model_server,
     )  # fmt: skip
     for cli in CLIS:
         assert statuses[cli.name]["status"] == "completed", (

@@ -69,6 +69,16 @@ class _Scripts:
         with self._lock:
             return list(self._records.get(key, []))
 
+    def unexpected(self) -> list[str]:
+        with self._lock:
+            return [
+                f"{record.vendor} {record.request.path} key {key!r} at {record.at:.1f}: "
+                f"{record.unexpected}"
+                for key, records in self._records.items()
+                for record in records
+                if record.unexpected
+            ]
+
 
 class ModelServer:
     def __init__(self, host: str) -> None:
@@ -83,6 +93,10 @@ class ModelServer:
 
     def requests(self, key: str) -> list[Recorded]:
         return self._scripts.records(key)
+
+    def unexpected(self) -> list[str]:
+        """Every request the server could not answer from a script, as a line each."""
+        return self._scripts.unexpected()
 
     @contextmanager
     def running(self) -> Iterator[ModelServer]:
