@@ -199,32 +199,38 @@ def test_a_revised_three_phase_run_shows_each_attempt_and_evaluation(
 def test_conversations_show_turns_and_the_report_live_and_after_the_pods_are_gone(
     kubectl: Kubectl, namespace: str, operator: OperatorProcess, console_url: str, page: Page
 ) -> None:
+    # Each agent stops before the line with its report until the test lets it go.
     phases = [
         cli_phase("claude", "claude-code", claude_lines(), wait_at=3),
-        cli_phase("codex", "codex", codex_lines()),
-        cli_phase("gemini", "gemini-cli", gemini_lines()),
+        cli_phase("codex", "codex", codex_lines(), wait_at=4),
+        cli_phase("gemini", "gemini-cli", gemini_lines(), wait_at=4),
     ]
     kubectl.apply(builders.execution("talk", phases, defaults={"keepPods": True}), namespace)
-    wait_for(lambda: phase_status(kubectl, namespace, "talk-0-claude").get("podName"), what="pod")
-    pod = phase_status(kubectl, namespace, "talk-0-claude")["podName"]
-
-    page.goto(f"{console_url}/executions/{namespace}/talk/phases/claude/attempts/1")
-    conversation = page.locator("#conversation")
-    expect(conversation.locator(".entry-tool summary")).to_contain_text("Bash", timeout=30_000)
-    expect(conversation.locator(".report-block")).to_have_count(0)
-    page.evaluate("window.notReloaded = true")
-    let_go(kubectl, namespace, pod)
-    expect(conversation.locator(".report-block.report-success")).to_have_count(1, timeout=30_000)
-    expect(conversation.locator(".entry-end")).to_contain_text("Run ended")
-    assert page.evaluate("window.notReloaded") is True
-
-    assert wait_finished(kubectl, namespace, "talk", timeout=120)["status"] == "completed"
-    kubectl.run("delete", "pods", "-n", namespace, "--all", "--wait=true", "--timeout=60s")
     expected = {
         "claude": ("Bash", "I fixed the parser."),
         "codex": ("shell", "Tests pass."),
         "gemini": ("read_file", "The file prints one."),
     }
+    for index, (phase, (tool, _)) in enumerate(expected.items()):
+        resource = f"talk-{index}-{phase}"
+        wait_for(
+            lambda resource=resource: phase_status(kubectl, namespace, resource).get("podName"),
+            timeout=60,
+            what=f"{phase}'s pod",
+        )
+        pod = phase_status(kubectl, namespace, resource)["podName"]
+        page.goto(f"{console_url}/executions/{namespace}/talk/phases/{phase}/attempts/1")
+        live = page.locator("#conversation")
+        expect(live.locator(".entry-tool summary").first).to_contain_text(tool, timeout=30_000)
+        expect(live.locator(".report-block")).to_have_count(0)
+        page.evaluate("window.notReloaded = true")
+        let_go(kubectl, namespace, pod)
+        expect(live.locator(".report-block.report-success")).to_have_count(1, timeout=30_000)
+        expect(live.locator(".entry-end")).to_contain_text("Run ended")
+        assert page.evaluate("window.notReloaded") is True
+
+    assert wait_finished(kubectl, namespace, "talk", timeout=120)["status"] == "completed"
+    kubectl.run("delete", "pods", "-n", namespace, "--all", "--wait=true", "--timeout=60s")
     for phase, (tool, words) in expected.items():
         page.goto(f"{console_url}/executions/{namespace}/talk/phases/{phase}/attempts/1")
         stored = page.locator("#conversation")
