@@ -16,7 +16,9 @@ from playwright.sync_api import Browser, Page, sync_playwright
 SCREENSHOTS = os.environ.get("AGENTJOBS_SCREENSHOTS")
 
 
-@pytest.fixture(scope="session")
+# Per module: Playwright's sync API holds an event loop as the running one while it is
+# open, and every asyncio.run of a later test in the same worker would fail.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     chromium = shutil.which("chromium")
     assert chromium is not None, "Debian's chromium is not installed (apt-get install chromium)"

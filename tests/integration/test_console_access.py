@@ -7,8 +7,8 @@ every page, download and action; the tenant sees A's Execution and never B's, in
 of all namespaces too; B's list, pages, conversation, downloads and cancel are 403; A's
 artifact downloads byte for byte and A's cancel is patched as the tenant (never without the
 console's own header); a status whose URL points into B's storage is not served from A; a bad
-token at sign-in is 401, a sign-in posted from another site's page 403, and a good one signs
-in with a cookie scripts cannot read.
+token at sign-in is 401, a sign-in posted from another site's page 403, a good one signs in
+with a cookie scripts cannot read, and signing out clears it.
 """
 
 from __future__ import annotations
@@ -278,3 +278,5 @@ def test_sign_in_checks_the_token_and_keeps_it_from_scripts(deployed: tuple[str,
     assert status == 302 and "HttpOnly" in cookie and "SameSite=Strict" in cookie
     value = cookie.split(";")[0]
     assert anonymous.send("GET", "/executions", Cookie=value)[0] == 200
+    status, _, headers = anonymous.send("POST", "/logout", b"", Cookie=value)
+    assert status == 302 and "Max-Age=0" in headers["Set-Cookie"]

@@ -1,6 +1,6 @@
 """The console's web application: who is asking, what every response carries, and the routes.
 
-Each request but the static files, the login page and ``/healthz`` is
+Each request but the static files, signing in and out and ``/healthz`` is
 attributed to a user first (401 otherwise). Every response is sent with a
 Content-Security-Policy that loads and runs only the console's own files, so
 nothing a tenant or an agent wrote can run in the page.
@@ -24,7 +24,7 @@ from agentjobs.console.context import CONSOLE, Console, console_of
 
 TOKEN_COOKIE = "agentjobs-token"
 STATIC = Path(__file__).parent / "static"
-_OPEN = ("/static/", "/login", "/healthz")
+_OPEN = ("/static/", "/login", "/logout", "/healthz")
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
