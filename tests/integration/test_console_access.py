@@ -4,7 +4,8 @@ console role, each request carrying the user's token, every read asked for that 
 A tenant's ServiceAccount holds `edit` in namespace A only; namespace B holds an Execution
 of its own, with a Phase whose artifact is stored. Cases: an anonymous request gets 401 on
 every page, download and action; the tenant sees A's Execution and never B's, in the list
-of all namespaces too; B's list, pages, conversation, downloads and cancel are 403; A's
+of all namespaces too; a label filter that does not parse is 400 with the API server's
+words; B's list, pages, conversation, downloads and cancel are 403; A's
 artifact downloads byte for byte and A's cancel is patched as the tenant (never without the
 console's own header); a status whose URL points into B's storage is not served from A; a bad
 token at sign-in is 401, a sign-in posted from another site's page 403, a good one signs in
@@ -211,6 +212,8 @@ def test_a_tenant_sees_its_namespace_and_never_anothers(
         status, body, _ = user.send("GET", path)
         assert status == 200, body[:500]
         assert b"mine" in body and b"theirs" not in body
+    status, body, _ = user.send("GET", f"/executions?namespace={namespace}&label=team%20in%20(")
+    assert status == 400 and b"the Kubernetes API answered" in body, body[:300]
     for method, path in pages_of(other_namespace, "theirs"):
         status, body, _ = user.send(
             method, path, b"" if method == "POST" else None, **{"X-Agentjobs-Action": "1"}

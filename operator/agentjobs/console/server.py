@@ -74,7 +74,10 @@ async def guarded(request: web.Request, handler: Handler) -> web.StreamResponse:
     except InvalidName as error:
         response = _error(404, str(error))
     except ApiError as error:
-        status = error.status if error.status in (403, 404) else 502
+        # What the user asked for (a label selector that does not parse) is theirs to fix:
+        # 400; what the API server refuses or cannot find, as it said; anything else is ours.
+        status = 400 if error.status in (400, 422) else error.status
+        status = status if status in (400, 403, 404) else 502
         response = _error(status, f"the Kubernetes API answered {error}")
     except StorageError as error:
         response = _error(502, f"the object store answered: {error}")
