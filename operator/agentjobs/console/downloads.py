@@ -57,10 +57,7 @@ def _viewable(path: str) -> bool:
 
 
 async def _shown(stored: StoredObject, path: str, execution: str, phase: str) -> web.Response:
-    chunks = []
-    while chunk := await asyncio.to_thread(stored.read):
-        chunks.append(chunk)
-    text = b"".join(chunks).decode("utf-8", "replace")
+    text = (await asyncio.to_thread(stored.read_all)).decode("utf-8", "replace")
     markdown = path.lower().endswith((".md", ".markdown"))
     body = render.page(
         "artifact.html", path=path, text=text, markdown=markdown, execution=execution, phase=phase

@@ -140,7 +140,9 @@ def application(console: Console) -> web.Application:
 
 async def serve(console: Console, *, host: str, port: int) -> None:
     """Serve until cancelled."""
-    runner = web.AppRunner(application(console), access_log=None)
+    # A page's event stream holds an API watch: when its browser goes away, the handler is
+    # cancelled then, not at its next write, which a quiet namespace may never bring.
+    runner = web.AppRunner(application(console), access_log=None, handler_cancellation=True)
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port).start()
