@@ -178,6 +178,9 @@ def _apiserver(layout: Layout) -> list[str]:
         "--kubelet-preferred-address-types=InternalIP",
         "--allow-privileged=true",
         "--profiling=false",
+        # MutatingAdmissionPolicy (beta): tests hold pods with a scheduling gate, as Kueue does.
+        "--feature-gates=MutatingAdmissionPolicy=true",
+        "--runtime-config=admissionregistration.k8s.io/v1beta1=true",
     ]
 
 

@@ -86,3 +86,46 @@ def test_kstatus_reads_a_spec_change_not_yet_seen_as_in_progress() -> None:
         "InProgress",
         "Execution generation is 2, but latest observed generation is 1",
     )
+
+
+def test_r73_queued_is_kept_by_every_status_write_and_keeps_its_transition_time() -> None:
+    later = NOW.replace(hour=13)
+    base = conditions.conditions_for("running", message="m", previous=[], generation=1, now=NOW)
+    queued = conditions.with_condition(
+        base,
+        conditions.QUEUED,
+        true=True,
+        reason="SchedulingGated",
+        message="g",
+        generation=1,
+        now=NOW,
+    )
+    assert conditions.is_true(queued, conditions.QUEUED)
+    assert conditions.released_at(queued) is None
+    rewritten = conditions.conditions_for(
+        "running", message="other", previous=queued, generation=2, now=later
+    )
+    assert [c.type for c in rewritten] == [*conditions.CONDITION_TYPES, conditions.QUEUED]
+    # Still true: the same condition, its time unchanged.
+    again = conditions.with_condition(
+        rewritten,
+        conditions.QUEUED,
+        true=True,
+        reason="SchedulingGated",
+        message="g",
+        generation=2,
+        now=later,
+    )
+    assert next(c for c in again if c.type == conditions.QUEUED).last_transition_time == NOW
+    released = conditions.with_condition(
+        again,
+        conditions.QUEUED,
+        true=False,
+        reason="Ungated",
+        message="gone",
+        generation=2,
+        now=later,
+    )
+    assert not conditions.is_true(released, conditions.QUEUED)
+    assert conditions.released_at(released) == later
+    assert [c.type for c in released] == [c.type for c in again]

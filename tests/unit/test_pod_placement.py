@@ -269,3 +269,31 @@ def test_the_schema_states_the_apis_rules_with_clear_messages() -> None:
     ]
     priority = schema["properties"]["phases"]["items"]["properties"]["priorityClassName"]
     assert priority["pattern"] == DNS_SUBDOMAIN
+
+
+def test_r73_pod_labels_reach_the_pod_beside_the_operators_own_and_defaults_give_them() -> None:
+    labelled = pod(spec(podLabels={"kueue.x-k8s.io/queue-name": "agents", "team": "a"}))
+    labels = labelled["metadata"]["labels"]
+    assert labels["kueue.x-k8s.io/queue-name"] == "agents" and labels["team"] == "a"
+    assert labels["agentjobs.io/phase"] == "demo-0-plan"
+    assert "team" not in pod(spec())["metadata"]["labels"]
+    execution = ExecutionSpec.model_validate(
+        {
+            "defaults": {"podLabels": {"team": "b"}},
+            "phases": [
+                {"name": "a", "image": "x", "prompt": "p"},
+                {"name": "b", "image": "x", "prompt": "p", "podLabels": {"team": "c"}},
+            ],
+        }
+    )
+    merged = [
+        phase_status.phase_spec(execution, execution_name="e", index=i).pod_labels for i in (0, 1)
+    ]
+    assert merged == [{"team": "b"}, {"team": "c"}]
+
+
+def test_r73_pod_labels_may_not_set_the_operators_labels() -> None:
+    schema = structural_schema(PhaseSpec)["properties"]["podLabels"]
+    assert schema["maxProperties"] == 32
+    [rule] = schema["x-kubernetes-validations"]
+    assert "agentjobs.io/" in rule["rule"] and "managed-by" in rule["rule"]

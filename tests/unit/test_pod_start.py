@@ -459,3 +459,41 @@ def test_r63_the_checkout_codes_are_read_only_from_the_fetcher() -> None:
     decided = pod_start.decide(subject, "agent", now=EARLY, timeout=TIMEOUT)
     assert isinstance(decided, SystemFailure)
     assert (decided.kind, decided.code) == (FailureKind.CRASH, pod_start.INIT_FAILED)
+
+
+def gated(*gates: str) -> dict[str, Any]:
+    """A pod the scheduler has not placed: held by ``gates``, no container has a status."""
+    held = pod()
+    held["spec"]["schedulingGates"] = [{"name": gate} for gate in gates]
+    held["status"] = {
+        "phase": "Pending",
+        "conditions": [{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}],
+    }
+    return held
+
+
+def test_r73_a_gated_pod_waits_queued_however_long_its_gates_hold_it() -> None:
+    subject = gated("kueue.x-k8s.io/admission", "example.com/budget")
+    for now in (EARLY, LATE, CREATED + timedelta(days=3)):
+        decided = pod_start.decide(subject, "agent", now=now, timeout=TIMEOUT)
+        assert decided == Waiting(None, None, ("kueue.x-k8s.io/admission", "example.com/budget"))
+
+
+def test_r73_once_the_gates_are_gone_the_pending_timeout_counts_from_then() -> None:
+    subject = pod(waiting("ErrImagePull", "i/o timeout"))
+    ungated = CREATED + timedelta(hours=2)
+    deadline = ungated + timedelta(seconds=TIMEOUT)
+    decided = pod_start.decide(subject, "agent", now=ungated, timeout=TIMEOUT, ungated_at=ungated)
+    assert isinstance(decided, Waiting) and decided.deadline == deadline and decided.gates == ()
+    late = pod_start.decide(subject, "agent", now=deadline, timeout=TIMEOUT, ungated_at=ungated)
+    assert isinstance(late, SystemFailure)
+    # A release recorded before the pod was made (an earlier attempt's) moves nothing.
+    early = pod_start.decide(
+        subject, "agent", now=EARLY, timeout=TIMEOUT, ungated_at=CREATED - timedelta(hours=1)
+    )
+    assert isinstance(early, Waiting) and early.deadline == LATE
+
+
+def test_r73_the_gates_are_read_by_name_and_a_pod_without_any_has_none() -> None:
+    assert pod_start.scheduling_gates(gated("a", "b")) == ("a", "b")
+    assert pod_start.scheduling_gates(pod()) == ()

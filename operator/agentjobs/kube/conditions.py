@@ -9,6 +9,11 @@ running: InProgress), ``Stalled`` (true once it ended without completing:
 Failed, as nothing more will happen without a new Execution) and ``Ready``
 (true once completed: Current). A condition keeps its ``lastTransitionTime``
 until its status changes.
+
+A Phase whose pod is held by scheduling gates also carries ``Queued`` (R73): true
+while a gate holds it, false once the gates are gone; the moment it turned false is
+when the pending timeout starts to count. Conditions of other types are kept as
+they were by every write of the seven.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ TERMINAL = frozenset({"completed", "failed", "cancelled", "interrupted"})
 CONDITION_TYPES = ("Running", "Complete", "Failed", "Finished", "Reconciling", "Stalled", "Ready")
 # kstatus's conditions restate the four above, so they post no events of their own.
 KSTATUS_TYPES = frozenset({"Reconciling", "Stalled", "Ready"})
+QUEUED = "Queued"
 
 
 def _reason(status: str) -> str:
@@ -67,7 +73,45 @@ def conditions_for(
                 observed_generation=generation,
             )
         )
-    return conditions
+    return conditions + [c for c in previous if c.type not in CONDITION_TYPES]
+
+
+def with_condition(
+    conditions: Sequence[Condition],
+    condition_type: str,
+    *,
+    true: bool,
+    reason: str,
+    message: str,
+    generation: int | None,
+    now: datetime,
+) -> list[Condition]:
+    """``conditions`` with one condition set, its ``lastTransitionTime`` kept unless its
+    status changes; the others as they were."""
+    value: Literal["True", "False"] = "True" if true else "False"
+    old = next((c for c in conditions if c.type == condition_type), None)
+    changed = old is None or old.status != value
+    condition = Condition(
+        type=condition_type,
+        status=value,
+        reason=reason,
+        message=message,
+        last_transition_time=now if changed or old is None else old.last_transition_time,
+        observed_generation=generation,
+    )
+    return [c for c in conditions if c.type != condition_type] + [condition]
+
+
+def is_true(conditions: Sequence[Condition], condition_type: str) -> bool:
+    return any(c.type == condition_type and c.status == "True" for c in conditions)
+
+
+def released_at(conditions: Sequence[Condition]) -> datetime | None:
+    """When the ``Queued`` condition turned false: the gates were seen gone then."""
+    for condition in conditions:
+        if condition.type == QUEUED and condition.status == "False":
+            return condition.last_transition_time
+    return None
 
 
 def changed_types(previous: Sequence[Condition], current: Sequence[Condition]) -> list[str]:

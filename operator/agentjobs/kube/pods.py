@@ -115,6 +115,7 @@ class Owner:
 
 def _labels(spec: PhaseSpec, phase_resource: str, attempt: int) -> dict[str, str]:
     return {
+        **(spec.pod_labels or {}),  # the operator's own labels below win (CEL refuses them)
         **naming.MANAGED_BY,
         naming.LABEL_EXECUTION: naming.label_value(spec.execution_name),
         naming.LABEL_PHASE: phase_resource,

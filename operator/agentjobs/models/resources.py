@@ -106,6 +106,19 @@ class PhaseSettings(KubernetesModel):
     limits: Limits | None = None  # R67
     # With storage, an ended phase's pods are deleted (their logs are stored) unless this is set.
     keep_pods: bool | None = None
+    # R73: labels for the phase's pods (Kueue's kueue.x-k8s.io/queue-name, a cost centre).
+    pod_labels: dict[str, str] | None = Field(
+        default=None,
+        max_length=32,
+        json_schema_extra=validations(
+            cel(
+                "self.all(k, !k.startsWith('agentjobs.io/')"
+                " && k != 'app.kubernetes.io/managed-by')",
+                "podLabels cannot set the operator's own labels (agentjobs.io/*, "
+                "app.kubernetes.io/managed-by)",
+            )
+        ),
+    )
 
 
 class PhaseTemplate(PhaseSettings):

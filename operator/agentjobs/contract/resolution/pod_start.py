@@ -32,6 +32,10 @@ passed since the pod was created, when something outside the pod still may:
   missing repository or ref config, a server still unreachable after the fetcher's own
   retries transient, anything else git said config.
 
+A pod held by scheduling gates (R73: Kueue's ``kueue.x-k8s.io/admission``, or any other
+gate) is queued, not in trouble: no deadline runs while a gate is on it, and once the gates
+are gone the pending timeout counts from then (``ungated_at``), not from the pod's creation.
+
 A slow start with no trouble (``ContainerCreating`` during a long pull,
 ``PodInitializing`` while inputs download) is left to run, however long it takes. The
 container's words are untrusted (a registry's reply, a sidecar's log tail through
@@ -109,10 +113,18 @@ class Started:
 @dataclass(frozen=True)
 class Waiting:
     """Not started yet; ``trouble`` is what stands in the way, if anything does, and
-    ``deadline`` when it ends the phase at the latest."""
+    ``deadline`` when it ends the phase at the latest; ``gates`` the scheduling gates that
+    hold the pod back (R73), which no deadline counts against."""
 
     trouble: Trouble | None
     deadline: datetime | None
+    gates: tuple[str, ...] = ()
+
+
+def scheduling_gates(pod: dict[str, Any]) -> tuple[str, ...]:
+    """The names of the gates the scheduler waits on before it places the pod."""
+    gates = pod.get("spec", {}).get("schedulingGates") or []
+    return tuple(str(gate.get("name")) for gate in gates if isinstance(gate, dict))
 
 
 def decide(
@@ -122,24 +134,29 @@ def decide(
     now: datetime,
     timeout: float,
     earlier: Trouble | None = None,
+    ungated_at: datetime | None = None,
 ) -> Started | Waiting | SystemFailure:
     """Whether ``container`` (the pod's main one) started, may still start, or will not.
 
     ``earlier`` is the trouble this pod showed when last looked at, so an image pull's
-    back-off is reported with the pull error that caused it.
+    back-off is reported with the pull error that caused it; ``ungated_at`` when its
+    scheduling gates were seen gone, if it had any.
     """
     if pod_state.agent_state(pod, container).stage is not Stage.WAITING:
         if _main_ran(pod, container) or pod.get("status", {}).get("reason"):
             return Started()
         exited = [t for t in _troubles(pod, container, earlier) if t.code == INIT_FAILED]
         return exited[0].failure() if exited else Started()
+    gates = scheduling_gates(pod)
+    if gates:
+        return Waiting(None, None, gates)
     troubles = _troubles(pod, container, earlier)
     urgent = [t for t in troubles if t.ends is Ends.NOW]
     if urgent:
         return urgent[0].failure()
     if not troubles:
         return Waiting(None, None)
-    deadline = _deadline(pod, timeout)
+    deadline = _deadline(pod, timeout, ungated_at)
     if deadline is not None and now >= deadline:
         return troubles[0].failure()
     return Waiting(troubles[0], deadline)
@@ -155,10 +172,15 @@ def waiting_message(pod_name: str, waiting: Waiting) -> str | None:
     return f"{message} (the phase fails at {waiting.deadline:%H:%M:%S} UTC unless it starts)"
 
 
-def _deadline(pod: dict[str, Any], timeout: float) -> datetime | None:
-    """From the pod's creation, so that an operator's restart does not restart the clock."""
+def _deadline(pod: dict[str, Any], timeout: float, ungated_at: datetime | None) -> datetime | None:
+    """From the pod's creation, or from when its gates were seen gone if that is later, so
+    that an operator's restart does not restart the clock and a queue's wait is not held
+    against the pod."""
     created = pod_state.recorded_time(pod.get("metadata", {}).get("creationTimestamp"))
-    return None if created is None else created + timedelta(seconds=timeout)
+    if created is None:
+        return None
+    start = max(created, ungated_at) if ungated_at is not None else created
+    return start + timedelta(seconds=timeout)
 
 
 def _main_ran(pod: dict[str, Any], container: str) -> bool:

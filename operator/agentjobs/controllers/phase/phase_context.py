@@ -12,7 +12,7 @@ from agentjobs.adapters import paths
 from agentjobs.adapters.kube import JsonObject, Kube
 from agentjobs.contract.outcome import status_budget
 from agentjobs.contract.phase import phase_core, phase_status
-from agentjobs.kube import naming, ownership, pod_state
+from agentjobs.kube import conditions, naming, ownership, pod_state
 from agentjobs.kube.status_patch import status_patch
 from agentjobs.models.contract import SystemFailure
 from agentjobs.models.resource_status import PhaseResourceStatus
@@ -132,6 +132,32 @@ class PhaseContext:
         previous, self.status = self.status, status
         events.post_condition_changes(self.body, previous.conditions, status.conditions)
         return True
+
+    async def show_gates(self, pod_name: str, gates: tuple[str, ...]) -> None:
+        """R73: ``Queued`` while scheduling gates hold the pod, and no longer once they are
+        gone (from then the pending timeout counts)."""
+        queued = conditions.is_true(self.status.conditions, conditions.QUEUED)
+        if not gates and not queued:
+            return
+        if gates:
+            reason = "SchedulingGated"
+            message = f"{pod_name} waits for its scheduling gates: {', '.join(gates)}"
+        else:
+            reason, message = "Ungated", f"{pod_name}'s scheduling gates were removed"
+        status = self.status.model_copy(
+            update={
+                "conditions": conditions.with_condition(
+                    self.status.conditions,
+                    conditions.QUEUED,
+                    true=bool(gates),
+                    reason=reason,
+                    message=message,
+                    generation=self.generation,
+                    now=datetime.now(UTC),
+                )
+            }
+        )
+        await self.write_status(status)
 
     async def report_waiting(self, message: str) -> None:
         """Show why the phase is not moving (storage down, harvester retrying) in its status."""

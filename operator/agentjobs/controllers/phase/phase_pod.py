@@ -33,6 +33,9 @@ REPOSITORIES_NEED_STORAGE = "RepositoriesNeedStorage"
 PLAIN_HTTP = "PlainHttpRepository"
 # A phase without timeoutSeconds may run this long before its token expires.
 TOKEN_SECONDS_WITHOUT_TIMEOUT = 30 * 24 * 3600
+# R73: a pod that Kueue may hold in its queue gets this much longer to start with its token.
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+QUEUED_TOKEN_SECONDS = 7 * 24 * 3600
 
 
 async def create_owned(ctx: PhaseContext, path: Callable[..., str], body: JsonObject) -> None:
@@ -317,6 +320,8 @@ def _claims(
         readable += handoff.readable_roots(earlier, namespace=ctx.namespace)
     running = ctx.spec.timeout_seconds or TOKEN_SECONDS_WITHOUT_TIMEOUT
     lifetime = ctx.config.pending_timeout + running + pods.STORAGE_GRACE_SECONDS
+    if KUEUE_QUEUE_LABEL in (ctx.spec.pod_labels or {}):
+        lifetime += QUEUED_TOKEN_SECONDS
     return credentials.Claims(
         namespace=ctx.namespace,
         phase=ctx.name,

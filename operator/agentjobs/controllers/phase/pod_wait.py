@@ -11,7 +11,7 @@ from agentjobs.contract.phase import phase_core
 from agentjobs.contract.resolution import pod_start, resolution
 from agentjobs.controllers.phase import phase_pod, pod_release
 from agentjobs.controllers.phase.phase_context import PhaseContext
-from agentjobs.kube import pod_state, pods
+from agentjobs.kube import conditions, pod_state, pods
 from agentjobs.kube.pod_state import Stage
 
 RECHECK_SECONDS = 2.0
@@ -34,7 +34,12 @@ async def wait_for_start(
             return phase_core.vanished(ctx.stops)
         now = datetime.now(UTC)
         timeout = ctx.config.pending_timeout
-        decided = pod_start.decide(pod, container, now=now, timeout=timeout, earlier=shown)
+        gates = pod_start.scheduling_gates(pod)
+        await ctx.show_gates(pod_name, gates)
+        ungated_at = conditions.released_at(ctx.status.conditions)
+        decided = pod_start.decide(
+            pod, container, now=now, timeout=timeout, earlier=shown, ungated_at=ungated_at
+        )
         if isinstance(decided, pod_start.Started):
             if shown is not None and before is not None:
                 await ctx.report_waiting(before)
