@@ -70,7 +70,7 @@ def test_each_clis_transcript_gives_the_agents_verdict_and_usage(
 ) -> None:
     kubectl.apply(execution(name, fixture, transcript_format), namespace)
     status = wait_finished(kubectl, namespace, name)
-    assert status["status"] == "completed"
+    assert status["status"] == "completed", status
     assert (status["taskOutcome"]["source"], status["taskOutcome"]["status"]) == (
         "agent",
         "success",

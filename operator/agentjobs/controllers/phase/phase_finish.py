@@ -52,7 +52,11 @@ async def write_final(ctx: PhaseContext, attempt: Attempt, status: PhaseResource
     if not await ctx.write_status(status):
         return
     classified = f" ({status.failure_classification})" if status.failure_classification else ""
-    logger.info("ended %s%s after %d attempt(s)", status.status, classified, attempt.number)
+    outcome = status.task_outcome
+    why = f": {outcome.terminal_reason}" if outcome and status.failure_classification else ""
+    if status.error:
+        why += f" ({status.error})"
+    logger.info("ended %s%s%s after %d attempt(s)", status.status, classified, why, attempt.number)
     _count_end(ctx, status)
     if ctx.storage is None:
         return  # the pods keep the only copy of their logs
