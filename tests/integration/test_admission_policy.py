@@ -15,10 +15,12 @@ server-side dry runs: admission judges them, nothing runs. Cases:
 - a ConfigMap a pod is given (`promptFrom`, `rubricFrom`, env) needs `get` on it;
 - a `serviceAccountName` (here in `spec.defaults`) needs pod creation and impersonation of that
   ServiceAccount (`get` on it is not enough);
-- each security setting outside the restricted Pod Security profile, and `imagePullSecrets`, is
-  refused, naming it, until the user may create pods, while settings inside the profile need
-  nothing;
+- each security setting outside the restricted Pod Security profile, `imagePullSecrets`, and
+  `podLabels` but Kueue's queue name, is refused, naming it, until the user may create pods,
+  while settings inside the profile need nothing;
 - a Phase created directly is judged the same way, but not the operator's own Phases;
+- a CronExecution's template is judged as an Execution would be, naming its fields under
+  `spec.executionTemplate.spec`;
 - an update is judged only when it changes a guarded field (a label or a cancel is not), and a
   grader's Secret added by an update is judged;
 - a spec with more env entries than the policy can judge within CEL's budget is refused first,
@@ -314,10 +316,19 @@ def test_security_settings_outside_the_restricted_profile_need_pod_creation(
         f"(phase draft)) takes permission to create pods, and {alice} may not create pods"
     ) in tenant.denial("alice", pulling)
 
+    # Labels may put a pod under a NetworkPolicy; Kueue's queue name alone takes nothing.
+    assert tenant.allowed("alice", execution(podLabels={"kueue.x-k8s.io/queue-name": "agents"}))
+    labelled = execution(defaults={"podLabels": {"role": "db-client"}})
+    assert (
+        "a pod with labels its author chose (asked for by spec.defaults.podLabels) takes "
+        f"permission to create pods, and {alice} may not create pods"
+    ) in tenant.denial("alice", labelled)
+
     tenant.grant("alice", "create", "pods")
     for settings in OUTSIDE_RESTRICTED.values():
         tenant.assert_allowed("alice", execution(**settings))
     tenant.assert_allowed("alice", pulling)
+    tenant.assert_allowed("alice", labelled)
 
 
 PHASE = {
@@ -469,6 +480,7 @@ EXEMPT = {
     # the chart names (webhooks.secretName), refusing others. `get` on it would let its holder
     # forge every webhook of the namespace, more than having the operator sign its own events.
     "spec.notify[].secretRef": "signs the operator's webhooks, never given to a pod",
+    "spec.executionTemplate.spec.notify[].secretRef": "the same, in a CronExecution's template",
 }
 
 
@@ -521,6 +533,19 @@ def check_every_reference(tenant: Tenant, crd: str, base: dict[str, Any]) -> Non
 
 def test_every_reference_an_execution_can_make_is_judged(tenant: Tenant) -> None:
     check_every_reference(tenant, "executions", execution())
+
+
+def test_every_reference_a_cron_executions_template_can_make_is_judged(tenant: Tenant) -> None:
+    """The operator's Executions pass the policy as the operator's own: the template they are
+    made from is what is judged, as its author's (R74)."""
+    tenant.grant("alice", "create", "cronexecutions.agentjobs.io")
+    cron = {
+        "apiVersion": "agentjobs.io/v1alpha1",
+        "kind": "CronExecution",
+        "metadata": {"name": "policy-probe"},
+        "spec": {"schedule": "@daily", "executionTemplate": {"spec": execution()["spec"]}},
+    }
+    check_every_reference(tenant, "cronexecutions", cron)
 
 
 def test_every_reference_a_phase_can_make_is_judged(tenant: Tenant) -> None:

@@ -6,9 +6,10 @@ RoleBinding, the release being in that namespace too), applied to the local
 control plane (authorization Node,RBAC), and `agentjobs run --namespace NS`
 (with two replicas, `--leader-election agentjobs`) runs with a token of that
 ServiceAccount from `kubectl create token`, never with an admin credential.
-Three scenarios between them use every permission: `complete` (two phases, the
+Four scenarios between them use every permission: `complete` (two phases, the
 first with its prompt from a ConfigMap), `cancel` (a running phase is
-cancelled) and `ttl` (a finished Execution deleted by its TTL). Their
+cancelled), `ttl` (a finished Execution deleted by its TTL) and `cron` (a
+CronExecution's run, on a clock sixty times as fast). Their
 artifacts go through the operator's credentials endpoint: the sidecars hold
 only a per-attempt token, in a Secret the operator creates and deletes but
 never reads, and the endpoint checks each token's Phase with the operator's own
@@ -76,12 +77,18 @@ class Permission:
 
 
 PERMISSIONS = [
+    # A CronExecution's run of that name exists: whose it is (a race no scenario can lose).
+    Permission("agentjobs.io", "executions", "get", scenario=None),
+    Permission("agentjobs.io", "executions", "create", scenario="cron"),
     Permission("agentjobs.io", "executions", "list"),
     # kopf re-lists while it retries the refused watch, so Executions still move, late.
     Permission("agentjobs.io", "executions", "watch", blocks=False),
     Permission("agentjobs.io", "executions", "patch"),
     Permission("agentjobs.io", "executions", "delete", scenario="ttl"),
     Permission("agentjobs.io", "executions/status", "patch"),
+    Permission("agentjobs.io", "cronexecutions", "list", scenario="cron"),
+    Permission("agentjobs.io", "cronexecutions", "watch", scenario="cron", blocks=False),
+    Permission("agentjobs.io", "cronexecutions/status", "patch", scenario="cron"),
     Permission("agentjobs.io", "phases", "get"),
     Permission("agentjobs.io", "phases", "list"),
     Permission("agentjobs.io", "phases", "watch"),
@@ -274,7 +281,8 @@ def installed(
             kubectl.apply(role, namespace)
         env = {**local_cluster.env, "KUBECONFIG": str(kubeconfig)}
         election = ["--leader-election", LEASE] if replicas > 1 else []
-        process = OperatorProcess(env, namespace, tmp_path / "operator.log", [*election])
+        clock = ["--cron-clock-speed", "60"]  # the cron scenario's minute passes in a second
+        process = OperatorProcess(env, namespace, tmp_path / "operator.log", [*election, *clock])
         process.start()
         started.append(process)
         return process
@@ -325,7 +333,10 @@ def apply_scenario(kubectl: Kubectl, namespace: str, scenario: str) -> None:
 
 def reached_end(kubectl: Kubectl, namespace: str, scenario: str) -> bool:
     """The scenario's Execution reached the end it should: completed, cancelled, or (ttl)
-    deleted after it completed."""
+    deleted after it completed; (cron) a run of the CronExecution completed."""
+    if scenario == "cron":
+        cron = kubectl.json("get", "-n", namespace, "cronexecution", "cron")
+        return cron.get("status", {}).get("lastSuccessfulTime") is not None
     if scenario == "ttl":
         found = kubectl.run("get", "-n", namespace, "execution", scenario, check=False)
         return found.returncode != 0 and "NotFound" in found.stderr
@@ -400,7 +411,8 @@ def test_the_operator_may_get_only_the_webhooks_secret_and_only_when_webhooks_ar
 
 
 @pytest.mark.parametrize(
-    ("scenario", "replicas"), [("complete", 1), ("cancel", 1), ("ttl", 1), ("complete", 2)]
+    ("scenario", "replicas"),
+    [("complete", 1), ("cancel", 1), ("ttl", 1), ("cron", 1), ("complete", 2)],
 )
 def test_with_the_charts_role_the_operator_runs_an_execution_to_its_end(
     kubectl: Kubectl, installed: Installed, scenario: str, replicas: int

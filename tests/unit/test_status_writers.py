@@ -1,5 +1,5 @@
-"""One writer per status: exactly one function writes a Phase's status and one an
-Execution's, through the one helper that patches the status subresource.
+"""One writer per status: exactly one function writes a Phase's status, one an
+Execution's and one a CronExecution's, through the one helper that patches the status subresource.
 
 Cases: every use of the status subresource's path, and every patch that carries a
 ``status``, found in the operator's source by its syntax tree and named by the function
@@ -60,11 +60,12 @@ def _writes() -> tuple[list[str], list[str]]:
     return paths, bodies
 
 
-def test_one_function_writes_a_phases_status_and_one_an_executions() -> None:
+def test_one_function_writes_each_resources_status() -> None:
     paths, _ = _writes()
     assert sorted(paths) == [
         "controllers/execution/executions.py::ExecutionReconciler._write_status",
         "controllers/phase/phase_context.py::PhaseContext.write_status",
+        "controllers/scheduling/cron_executions.py::CronReconciler._write_status",
     ]
 
 

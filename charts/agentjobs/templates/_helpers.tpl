@@ -61,12 +61,21 @@ Roles (listed namespaces). tests/integration/test_rbac.py runs a whole Execution
 these rules, and shows that taking away any one of them makes the operator fail.
 */}}
 {{- define "agentjobs.rules" -}}
-# Executions: watched (list, watch; each reconcile reads the watch's copy, never a get),
-# patched to add and remove the finalizer of `artifactRetention: Delete`, and deleted once
-# their `ttlSecondsAfterFinished` has passed.
+# Executions: watched (list, watch; each reconcile reads the watch's copy), patched to add
+# and remove the finalizer of `artifactRetention: Delete` and to cancel a CronExecution's run
+# it replaces, deleted once their `ttlSecondsAfterFinished` has passed or past a
+# CronExecution's history limits, created on a CronExecution's schedule (get: the one of that
+# name, when it exists, to tell whose it is).
 - apiGroups: ["agentjobs.io"]
   resources: ["executions"]
-  verbs: ["list", "watch", "patch", "delete"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
+# CronExecutions: watched; their status written (R74).
+- apiGroups: ["agentjobs.io"]
+  resources: ["cronexecutions"]
+  verbs: ["list", "watch"]
+- apiGroups: ["agentjobs.io"]
+  resources: ["cronexecutions/status"]
+  verbs: ["patch"]
 # Executions: write the verdict.
 - apiGroups: ["agentjobs.io"]
   resources: ["executions/status"]

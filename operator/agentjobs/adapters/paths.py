@@ -43,6 +43,10 @@ def execution(namespace: str, name: str | None = None) -> str:
     return _namespaced(_AGENTJOBS, namespace, "executions", name)
 
 
+def cron_execution(namespace: str, name: str | None = None) -> str:
+    return _namespaced(_AGENTJOBS, namespace, "cronexecutions", name)
+
+
 def phase(namespace: str, name: str | None = None) -> str:
     return _namespaced(_AGENTJOBS, namespace, "phases", name)
 
@@ -75,6 +79,11 @@ def status(path: str) -> str:
 def all_executions() -> str:
     """Executions in every namespace."""
     return f"{_AGENTJOBS}/executions"
+
+
+def all_cron_executions() -> str:
+    """CronExecutions in every namespace."""
+    return f"{_AGENTJOBS}/cronexecutions"
 
 
 def all_phases() -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -50,6 +51,17 @@ def positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
     return value
+
+
+def moment(text: str) -> datetime:
+    """An RFC 3339 time with its offset, e.g. 2026-12-05T09:00:00Z."""
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an RFC 3339 time: {text!r}") from None
+    if parsed.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"give the time's offset, e.g. Z: {text!r}")
+    return parsed
 
 
 def webhook_pattern(text: str) -> str:

@@ -9,6 +9,7 @@ import os
 import secrets
 import socket
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from agentjobs.adapters import log_records, metrics
@@ -19,6 +20,7 @@ from agentjobs.kube.pod_security import RESTRICTED_CONTAINER, RESTRICTED_POD, Po
 from agentjobs.models.kubernetes import PodSecurityContext, ResourceRequirements, SecurityContext
 from agentjobs.models.output import HarvestLimits
 from agentjobs.runtime.config import CredentialsEndpoint, LeaderElection, OperatorConfig
+from agentjobs.runtime.schedule_clock import ScheduleClock
 
 HELP = "run the operator"
 DESCRIPTION = "Watch Executions and run their phases (kopf underneath)."
@@ -185,6 +187,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="wait after a webhook's first failed attempt, doubled after each next one up to "
         "1 h, for 24 h in all (default: %(default)s)",
     )
+    clock = parser.add_argument_group("schedule clock (R74; for tests)")
+    clock.add_argument(
+        "--cron-clock-speed",
+        type=option_types.positive_float,
+        default=1.0,
+        metavar="TIMES",
+        help="run CronExecutions' clock this many times as fast as the wall clock, counting "
+        "from --cron-clock-start (default: %(default)s, the wall clock)",
+    )
+    clock.add_argument(
+        "--cron-clock-start",
+        type=option_types.moment,
+        metavar="TIME",
+        help="the real moment a fast clock counts from: give every operator process of a "
+        "test the same one (default: when this one starts)",
+    )
     credentials = parser.add_argument_group(
         "credentials endpoint",
         "phase sidecars hold no storage credentials: they trade a per-attempt token for "
@@ -272,6 +290,12 @@ def leader_election(args: argparse.Namespace) -> LeaderElection | None:
     return LeaderElection(name=args.leader_election, namespace=namespace, identity=identity)
 
 
+def schedule_clock(args: argparse.Namespace) -> ScheduleClock:
+    if args.cron_clock_speed == 1.0:
+        return ScheduleClock()
+    return ScheduleClock(args.cron_clock_start or datetime.now(UTC), args.cron_clock_speed)
+
+
 def run(args: argparse.Namespace) -> int:
     log_records.configure(args.log_format, verbose=args.verbose)
     if args.metrics_port is not None:
@@ -311,6 +335,7 @@ def run(args: argparse.Namespace) -> int:
         webhook_backoff_seconds=args.webhook_backoff_seconds,
         default_ttl=args.ttl_seconds_after_finished,
         price_table=args.price_table,
+        schedule_clock=schedule_clock(args),
     )
     # Imported here, not at the top: kopf is heavy, and the sidecar commands must start fast.
     import kopf

@@ -22,6 +22,7 @@ from agentjobs.contract.phase import phase_status, pod_tracking
 from agentjobs.controllers.execution.executions import ExecutionReconciler
 from agentjobs.controllers.phase import phase_runner, pod_release
 from agentjobs.controllers.phase.phase_runner import PhaseRunner
+from agentjobs.controllers.scheduling.cron_executions import CronReconciler
 from agentjobs.kube import naming, ownership
 from agentjobs.models.resource_status import PhaseResourceStatus
 from agentjobs.runtime import backoff
@@ -55,6 +56,7 @@ class Operator:
         self.executions = ExecutionReconciler(
             self.kube, storage, self._notifier, observed, default_ttl=config.default_ttl
         )
+        self.crons = CronReconciler(self.kube, observed, config.schedule_clock)
         self._runners: dict[tuple[str, str], tuple[PhaseRunner, asyncio.Task[None]]] = {}
         # Reconciles and resyncs: they act for the leader, so they stop with its leadership.
         self._tasks: set[asyncio.Task[None]] = set()
@@ -77,6 +79,12 @@ class Operator:
         self._remember_kopf_context()
         if self.leading:
             await asyncio.wait([self._track(self.executions.reconcile(namespace, name))])
+
+    async def reconcile_cron(self, namespace: str, name: str) -> None:
+        """Reconcile a CronExecution (R74), as the leader only."""
+        self._remember_kopf_context()
+        if self.leading:
+            await asyncio.wait([self._track(self.crons.reconcile(namespace, name))])
 
     async def execution_seen(self, namespace: str, name: str, version: str) -> None:
         """An Execution's event: reconcile it, unless the event only shows this replica's
@@ -179,6 +187,10 @@ class Operator:
                     for item in await self.kube.list(path, label_selector=""):
                         meta = item["metadata"]
                         await self.executions.reconcile(meta["namespace"], meta["name"])
+                for path in self._collections(paths.cron_execution, paths.all_cron_executions):
+                    for item in await self.kube.list(path, label_selector=""):
+                        meta = item["metadata"]
+                        await self.crons.reconcile(meta["namespace"], meta["name"])
                 # Pods whose Phase went while no replica led are let go now.
                 for path in self._collections(paths.pod, paths.all_pods):
                     for item in await self.kube.list(path, label_selector=naming.LABEL_PHASE):
@@ -209,6 +221,7 @@ class Operator:
         for task in tasks:
             task.cancel()
         self.executions.stop()
+        self.crons.stop()
         # A stopped reconciler keeps its cancelled retries on record: the next leader term
         # starts with a fresh one.
         self.executions = ExecutionReconciler(

@@ -69,6 +69,18 @@ async def phases_by_owner(body: kopf.Body, **_: Any) -> dict[str, JsonObject]:
     return observed.phase_entry(body)
 
 
+@kopf.index(GROUP, VERSION, "executions")
+async def cron_runs_by_owner(body: kopf.Body, **_: Any) -> dict[str, JsonObject]:
+    return observed.cron_run_entry(body)
+
+
+@kopf.index(GROUP, VERSION, "cronexecutions")
+async def cron_executions_by_name(
+    body: kopf.Body, **_: Any
+) -> dict[observed.ExecutionKey, JsonObject]:
+    return observed.execution_entry(body)
+
+
 @kopf.index("", "v1", "pods", labels={naming.LABEL_PHASE: kopf.PRESENT})
 async def pods_by_name(body: kopf.Body, **_: Any) -> dict[observed.ExecutionKey, JsonObject]:
     return observed.pod_entry(body)
@@ -86,7 +98,11 @@ async def start(
     storage = await _storage(kube, config, logger)
     # kopf passes each index under its function's name; they fill as the watches start.
     watched = observed.Observed(
-        indices["executions_by_name"], indices["phases_by_owner"], indices["pods_by_name"]
+        indices["executions_by_name"],
+        indices["phases_by_owner"],
+        indices["pods_by_name"],
+        indices["cron_executions_by_name"],
+        indices["cron_runs_by_owner"],
     )
     memo["operator"] = operator = Operator(kube, config, storage, watched, leadership)
     operator.start()
@@ -133,9 +149,28 @@ async def execution_event(
     memo: kopf.Memo,
     **_: Any,
 ) -> None:
-    if event["type"] != "DELETED" and namespace:
+    if not namespace:
+        return
+    if event["type"] != "DELETED":
         version = body["metadata"]["resourceVersion"]
         await memo["operator"].execution_seen(namespace, name, version)
+    # A run that ends, or goes, matters to its CronExecution (Forbid, history, status).
+    for ref in body["metadata"].get("ownerReferences") or []:
+        if ref.get("controller") and ref.get("kind") == "CronExecution":
+            await memo["operator"].reconcile_cron(namespace, ref["name"])
+
+
+@kopf.on.event(GROUP, VERSION, "cronexecutions")
+async def cron_execution_event(
+    *,
+    event: kopf.RawEvent,
+    name: str,
+    namespace: str | None,
+    memo: kopf.Memo,
+    **_: Any,
+) -> None:
+    if event["type"] != "DELETED" and namespace:
+        await memo["operator"].reconcile_cron(namespace, name)
 
 
 @kopf.on.event(GROUP, VERSION, "phases")

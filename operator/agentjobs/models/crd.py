@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agentjobs.models import resource_status, resources
+from agentjobs.models import resource_status, resources, scheduling
 
 _DROPPED_KEYS = {"title", "default", "$defs"}
 
@@ -52,7 +52,25 @@ def structural_schema(model: type[BaseModel]) -> dict[str, Any]:
     return result
 
 
-def _resource_schema(spec: type[BaseModel], status: type[BaseModel]) -> dict[str, Any]:
+def without_transition_rules(schema: Any) -> Any:
+    """``schema`` without the CEL rules that compare an object with its former self: an
+    Execution's template is no Execution yet, and may be changed at will."""
+    if isinstance(schema, list):
+        return [without_transition_rules(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    kept = {key: without_transition_rules(value) for key, value in schema.items()}
+    rules = kept.pop("x-kubernetes-validations", None)
+    if rules:
+        staying = [rule for rule in rules if "oldSelf" not in rule["rule"]]
+        if staying:
+            kept["x-kubernetes-validations"] = staying
+    return kept
+
+
+def _resource_schema(
+    spec: dict[str, Any], status: type[BaseModel], root: dict[str, Any]
+) -> dict[str, Any]:
     return {
         "type": "object",
         "required": ["spec"],
@@ -60,9 +78,10 @@ def _resource_schema(spec: type[BaseModel], status: type[BaseModel]) -> dict[str
             "apiVersion": {"type": "string"},
             "kind": {"type": "string"},
             "metadata": {"type": "object"},
-            "spec": structural_schema(spec),
+            "spec": spec,
             "status": structural_schema(status),
         },
+        **root,
     }
 
 
@@ -71,9 +90,10 @@ def _definition(
     kind: str,
     plural: str,
     short_name: str,
-    spec: type[BaseModel],
+    spec: dict[str, Any],
     status: type[BaseModel],
     columns: list[dict[str, Any]],
+    root: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
@@ -97,7 +117,7 @@ def _definition(
                     "storage": True,
                     "subresources": {"status": {}},
                     "additionalPrinterColumns": columns,
-                    "schema": {"openAPIV3Schema": _resource_schema(spec, status)},
+                    "schema": {"openAPIV3Schema": _resource_schema(spec, status, root or {})},
                 }
             ],
         },
@@ -120,7 +140,7 @@ def custom_resource_definitions() -> dict[str, dict[str, Any]]:
             kind="Execution",
             plural="executions",
             short_name="aex",
-            spec=resources.ExecutionSpec,
+            spec=structural_schema(resources.ExecutionSpec),
             status=resource_status.ExecutionResourceStatus,
             columns=[
                 _column("Status", ".status.status"),
@@ -138,7 +158,7 @@ def custom_resource_definitions() -> dict[str, dict[str, Any]]:
             kind="Phase",
             plural="phases",
             short_name="aph",
-            spec=resources.PhaseSpec,
+            spec=structural_schema(resources.PhaseSpec),
             status=resource_status.PhaseResourceStatus,
             columns=[
                 _column("Execution", ".spec.executionName"),
@@ -150,5 +170,21 @@ def custom_resource_definitions() -> dict[str, dict[str, Any]]:
                 COST,
                 AGE,
             ],
+        ),
+        "cronexecutions.yaml": _definition(
+            kind="CronExecution",
+            plural="cronexecutions",
+            short_name="cex",
+            spec=without_transition_rules(structural_schema(scheduling.CronExecutionSpec)),
+            status=scheduling.CronExecutionStatus,
+            columns=[
+                _column("Schedule", ".spec.schedule"),
+                _column("Time Zone", ".spec.timeZone"),
+                _column("Suspend", ".spec.suspend", "boolean"),
+                _column("Last Schedule", ".status.lastScheduleTime", "date"),
+                _column("Last Success", ".status.lastSuccessfulTime", "date"),
+                AGE,
+            ],
+            root=scheduling.ROOT_RULES,
         ),
     }

@@ -9,6 +9,7 @@ from agentjobs.kube.pod_security import PodSecurity
 from agentjobs.models.kubernetes import ResourceRequirements
 from agentjobs.models.limits import PriceTable
 from agentjobs.models.output import DEFAULT_HARVEST_LIMITS, HarvestLimits
+from agentjobs.runtime.schedule_clock import ScheduleClock
 
 # R58: how much of one attempt's log is spooled and stored: generous for any real agent, and
 # 32 runners at it still fit the chart's 2 GiB /tmp.
@@ -90,3 +91,5 @@ class OperatorConfig:
     default_ttl: int | None = None
     # R68: what each model's tokens cost, for CLIs that report tokens only (None: no table).
     price_table: PriceTable | None = None
+    # R74: the time CronExecutions run by (tests make it run faster: --cron-clock-speed).
+    schedule_clock: ScheduleClock = field(default_factory=ScheduleClock)

@@ -3,7 +3,8 @@
 kopf keeps these indices (see :mod:`registration`) from the watch streams it
 already holds, and calls no handler before every watch's first listing is in
 them: Executions by namespace and name, Phases by the UID of the Execution
-that controls them, phase pods by namespace and name. An object written a
+that controls them, phase pods by namespace and name, CronExecutions by
+namespace and name and their Executions by the CronExecution's UID. An object written a
 moment ago may still show its older version here; a reconcile acts on what
 it reads, and the watch event of the write brings the next one.
 """
@@ -11,7 +12,7 @@ it reads, and the watch event of the write brings the next one.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentjobs.adapters.kube import JsonObject
@@ -29,6 +30,17 @@ def _kept(body: Mapping[str, Any]) -> JsonObject:
 def execution_entry(body: Mapping[str, Any]) -> dict[ExecutionKey, JsonObject]:
     meta = body["metadata"]
     return {(meta["namespace"], meta["name"]): _kept(body)}
+
+
+def cron_run_entry(body: Mapping[str, Any]) -> dict[str, JsonObject]:
+    """An Execution a CronExecution controls, under that CronExecution's UID (others: not
+    indexed)."""
+    references = body["metadata"].get("ownerReferences") or []
+    return {
+        ref["uid"]: _kept(body)
+        for ref in references
+        if ref.get("controller") and ref.get("kind") == "CronExecution"
+    }
 
 
 def phase_entry(body: Mapping[str, Any]) -> dict[str, JsonObject]:
@@ -49,9 +61,17 @@ class Observed:
     executions: Mapping[ExecutionKey, Collection[JsonObject]]
     phases: Mapping[str, Collection[JsonObject]]
     pods: Mapping[ExecutionKey, Collection[JsonObject]]
+    cron_executions: Mapping[ExecutionKey, Collection[JsonObject]] = field(default_factory=dict)
+    cron_runs: Mapping[str, Collection[JsonObject]] = field(default_factory=dict)
 
     def execution(self, namespace: str, name: str) -> JsonObject | None:
         return next(iter(self.executions.get((namespace, name), ())), None)
+
+    def cron_execution(self, namespace: str, name: str) -> JsonObject | None:
+        return next(iter(self.cron_executions.get((namespace, name), ())), None)
+
+    def executions_owned_by(self, cron_uid: str) -> list[JsonObject]:
+        return list(self.cron_runs.get(cron_uid, ()))
 
     def phases_of(self, owner_uid: str) -> list[JsonObject]:
         return list(self.phases.get(owner_uid, ()))

@@ -1,0 +1,1 @@
+"""CronExecutions (R74)."""
