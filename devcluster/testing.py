@@ -57,6 +57,11 @@ class Kubectl:
     def __init__(self, env: dict[str, str]) -> None:
         self._env = {**os.environ, **env}
 
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment kubectl runs with, for a command a test starts itself."""
+        return dict(self._env)
+
     def with_kubeconfig(self, kubeconfig: Path) -> Kubectl:
         """The same kubectl acting as whoever `kubeconfig` authenticates."""
         return Kubectl({**self._env, "KUBECONFIG": str(kubeconfig)})

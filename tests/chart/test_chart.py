@@ -373,7 +373,7 @@ def test_edit_and_view_may_run_and_read_executions_but_never_write_phases(
     assert ("cronexecutions", "create") in granted
     assert resources_granted(edit) <= {
         "executions", "executions/status", "executions/artifacts", "phases", "phases/status",
-        "cronexecutions", "cronexecutions/status",
+        "cronexecutions", "cronexecutions/status", "executionqueues",
     }  # fmt: skip
     off = render({"rbac.aggregateToDefaultRoles": "false"})
     assert len(by_kind(off, "ClusterRole")) == 1  # the operator's own only

@@ -29,8 +29,9 @@ def test_each_crd_renders_as_generated_labelled_and_kept(render: Render) -> None
     crds = rendered_crds(render)
     ours = [yaml.safe_load(p.read_text()) for p in sorted((REPO / "crds").glob("*.yaml"))]
     assert set(crds) == {
-        "executions.agentjobs.io", "phases.agentjobs.io", "cronexecutions.agentjobs.io"
-    }  # fmt: skip
+        f"{plural}.agentjobs.io"
+        for plural in ("executions", "phases", "cronexecutions", "executionqueues")
+    }
     for crd in ours:
         chart = crds[crd["metadata"]["name"]]
         assert chart["spec"] == crd["spec"]
@@ -40,7 +41,7 @@ def test_each_crd_renders_as_generated_labelled_and_kept(render: Render) -> None
 
 def test_crds_keep_false_lets_uninstall_delete_them(render: Render) -> None:
     crds = rendered_crds(render, {"crds.keep": "false"})
-    assert len(crds) == 3
+    assert len(crds) == 4
     assert all("annotations" not in crd["metadata"] for crd in crds.values())
 
 

@@ -168,8 +168,10 @@ def running(process: OperatorProcess) -> Iterator[OperatorProcess]:
 @pytest.fixture(scope="session")
 def crds(kubectl: Kubectl) -> None:
     kubectl.run("apply", "-f", str(REPO / "crds"))
-    for name in ("executions.agentjobs.io", "phases.agentjobs.io", "cronexecutions.agentjobs.io"):
-        kubectl.run("wait", "--for=condition=Established", f"crd/{name}", "--timeout=30s")
+    for name in ("executions", "phases", "cronexecutions", "executionqueues"):
+        kubectl.run(
+            "wait", "--for=condition=Established", f"crd/{name}.agentjobs.io", "--timeout=30s"
+        )
 
 
 @pytest.fixture

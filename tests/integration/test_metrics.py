@@ -144,24 +144,36 @@ def test_every_metric_moves_in_a_full_run(
                 now = scrape(port)
             except OSError:
                 continue
-            for name in ("agentjobs_active_runners", "agentjobs_log_streams"):
+            for name in (
+                "agentjobs_active_runners",
+                "agentjobs_log_streams",
+                "agentjobs_queue_waiting",
+            ):
                 peaks[name] = max(peaks.get(name, 0.0), total(now, name))
             time.sleep(0.2)
 
     sampler = threading.Thread(target=sample_gauges, daemon=True)
     sampler.start()
     retried = 'if [ "$AGENTJOBS_ATTEMPT" = 1 ]; then sleep 2; exit 1; fi; ' + WROTE
+    # One at a time: the graded one waits in the queue while the retried one runs (R75).
+    kubectl.apply(
+        {"apiVersion": "agentjobs.io/v1alpha1", "kind": "ExecutionQueue",
+         "metadata": {"name": "metered"}, "spec": {"maxRunning": 1}},
+        namespace,
+    )  # fmt: skip
     kubectl.apply(
         execution(
             "retried",
             {"args": [retried], "retry": {"limit": 1, "backoffSeconds": 0}},
             notify=[target(allowed.url("/flaky"))],
+            queue="metered",
+            priority=1,
         ),
         namespace,
     )
     graded = {"args": [WROTE], "outcome": {"rubric": "Notes exist.",
               "grader": {"command": ["sh", "-c"], "args": [GRADER]}}}  # fmt: skip
-    kubectl.apply(execution("graded", graded), namespace)
+    kubectl.apply(execution("graded", graded, queue="metered"), namespace)
     kubectl.apply(execution("refused", {"args": [WROTE], "priorityClassName": "nope"}), namespace)
     kubectl.apply(execution("deleted", {"args": [WROTE]}, artifactRetention="Delete"), namespace)
     spending = {"args": [SPENDING], "transcriptFormat": "opencode", "limits": {"maxTokens": 100}}
@@ -214,11 +226,13 @@ def test_every_metric_moves_in_a_full_run(
         "agentjobs_tokens_total": {"namespace": namespace, "model": "other"},
         "agentjobs_cost_usd_total": {"namespace": namespace, "model": "other"},
         "agentjobs_limit_stops_total": {"limit": "maxTokens"},
+        "agentjobs_queue_wait_seconds_count": {"namespace": namespace, "queue": "metered"},
     }
     for name, labels in counted.items():
         assert total(after, name, **labels) > 0, (name, labels)
     assert total(after, "agentjobs_phases_finished_total") == 5  # the retried phase once
     assert peaks["agentjobs_active_runners"] >= 1 and peaks["agentjobs_log_streams"] >= 1
+    assert peaks["agentjobs_queue_waiting"] >= 1
     assert total(after, "agentjobs_active_runners") == 0
     assert total(after, "agentjobs_log_streams") == 0
     exported = {

@@ -6,10 +6,11 @@ RoleBinding, the release being in that namespace too), applied to the local
 control plane (authorization Node,RBAC), and `agentjobs run --namespace NS`
 (with two replicas, `--leader-election agentjobs`) runs with a token of that
 ServiceAccount from `kubectl create token`, never with an admin credential.
-Four scenarios between them use every permission: `complete` (two phases, the
+Five scenarios between them use every permission: `complete` (two phases, the
 first with its prompt from a ConfigMap), `cancel` (a running phase is
-cancelled), `ttl` (a finished Execution deleted by its TTL) and `cron` (a
-CronExecution's run, on a clock sixty times as fast). Their
+cancelled), `ttl` (a finished Execution deleted by its TTL), `cron` (a
+CronExecution's run, on a clock sixty times as fast) and `queue` (an Execution
+admitted by its ExecutionQueue). Their
 artifacts go through the operator's credentials endpoint: the sidecars hold
 only a per-attempt token, in a Secret the operator creates and deletes but
 never reads, and the endpoint checks each token's Phase with the operator's own
@@ -86,6 +87,8 @@ PERMISSIONS = [
     Permission("agentjobs.io", "executions", "patch"),
     Permission("agentjobs.io", "executions", "delete", scenario="ttl"),
     Permission("agentjobs.io", "executions/status", "patch"),
+    Permission("agentjobs.io", "executionqueues", "list", scenario="queue"),
+    Permission("agentjobs.io", "executionqueues", "watch", scenario="queue", blocks=False),
     Permission("agentjobs.io", "cronexecutions", "list", scenario="cron"),
     Permission("agentjobs.io", "cronexecutions", "watch", scenario="cron", blocks=False),
     Permission("agentjobs.io", "cronexecutions/status", "patch", scenario="cron"),
@@ -342,7 +345,7 @@ def reached_end(kubectl: Kubectl, namespace: str, scenario: str) -> bool:
         return found.returncode != 0 and "NotFound" in found.stderr
     execution = kubectl.json("get", "-n", namespace, "execution", scenario)
     status: str | None = execution.get("status", {}).get("status")
-    return status == ("completed" if scenario == "complete" else "cancelled")
+    return status == ("cancelled" if scenario == "cancel" else "completed")
 
 
 def refusal(permission: Permission) -> str:
@@ -412,7 +415,7 @@ def test_the_operator_may_get_only_the_webhooks_secret_and_only_when_webhooks_ar
 
 @pytest.mark.parametrize(
     ("scenario", "replicas"),
-    [("complete", 1), ("cancel", 1), ("ttl", 1), ("cron", 1), ("complete", 2)],
+    [("complete", 1), ("cancel", 1), ("ttl", 1), ("cron", 1), ("queue", 1), ("complete", 2)],
 )
 def test_with_the_charts_role_the_operator_runs_an_execution_to_its_end(
     kubectl: Kubectl, installed: Installed, scenario: str, replicas: int

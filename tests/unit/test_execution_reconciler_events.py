@@ -22,6 +22,7 @@ import pytest
 from agentjobs.adapters import paths
 from agentjobs.contract.phase import phase_status
 from agentjobs.controllers.execution.executions import ExecutionReconciler
+from agentjobs.controllers.execution.queue_admission import QueueAdmission
 from agentjobs.models.resources import ExecutionSpec
 from agentjobs.runtime import events
 from agentjobs.runtime.observed import Observed
@@ -73,7 +74,8 @@ def _reconciler(
     kube: MemoryKube, executions: dict[Any, list[Any]], phases: dict[str, list[Any]]
 ) -> ExecutionReconciler:
     observed = Observed(executions, phases, {})
-    return ExecutionReconciler(kube, None, None, observed)  # type: ignore[arg-type]
+    admission = QueueAdmission(observed)
+    return ExecutionReconciler(kube, None, None, observed, admission)  # type: ignore[arg-type]
 
 
 STATUS = f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/executions/{NAME}/status"

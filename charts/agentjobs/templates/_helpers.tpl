@@ -69,6 +69,10 @@ these rules, and shows that taking away any one of them makes the operator fail.
 - apiGroups: ["agentjobs.io"]
   resources: ["executions"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]
+# ExecutionQueues: watched, for their limits (R75).
+- apiGroups: ["agentjobs.io"]
+  resources: ["executionqueues"]
+  verbs: ["list", "watch"]
 # CronExecutions: watched; their status written (R74).
 - apiGroups: ["agentjobs.io"]
   resources: ["cronexecutions"]

@@ -164,3 +164,19 @@ reconcile_errors = Counter(
 def serve(port: int, address: str = "0.0.0.0") -> None:
     """Serve ``/metrics`` on ``port`` from a thread of its own."""
     start_http_server(port, addr=address, registry=REGISTRY)
+
+
+# R75: per ExecutionQueue (the namespace's own objects bound the labels).
+queue_waiting = Gauge(
+    "agentjobs_queue_waiting",
+    "Executions waiting in each queue for their turn, as its last decision counted them.",
+    ["namespace", "queue"],
+    registry=REGISTRY,
+)
+queue_wait = Histogram(
+    "agentjobs_queue_wait_seconds",
+    "From an Execution's creation to its admission by its queue.",
+    ["namespace", "queue"],
+    buckets=DURATION_BUCKETS,
+    registry=REGISTRY,
+)

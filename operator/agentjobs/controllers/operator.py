@@ -20,6 +20,7 @@ from agentjobs.adapters import metrics, paths
 from agentjobs.adapters.kube import Kube
 from agentjobs.contract.phase import phase_status, pod_tracking
 from agentjobs.controllers.execution.executions import ExecutionReconciler
+from agentjobs.controllers.execution.queue_admission import QueueAdmission
 from agentjobs.controllers.phase import phase_runner, pod_release
 from agentjobs.controllers.phase.phase_runner import PhaseRunner
 from agentjobs.controllers.scheduling.cron_executions import CronReconciler
@@ -53,8 +54,15 @@ class Operator:
         self.config = config
         self.storage = storage
         self._notifier = notifier.from_config(self.kube, config)
+        # Kept across leader terms: an admission this process made stays counted (R75).
+        self._admission = QueueAdmission(observed)
         self.executions = ExecutionReconciler(
-            self.kube, storage, self._notifier, observed, default_ttl=config.default_ttl
+            self.kube,
+            storage,
+            self._notifier,
+            observed,
+            self._admission,
+            default_ttl=config.default_ttl,
         )
         self.crons = CronReconciler(self.kube, observed, config.schedule_clock)
         self._runners: dict[tuple[str, str], tuple[PhaseRunner, asyncio.Task[None]]] = {}
@@ -85,6 +93,13 @@ class Operator:
         self._remember_kopf_context()
         if self.leading:
             await asyncio.wait([self._track(self.crons.reconcile(namespace, name))])
+
+    def queue_changed(self, namespace: str, name: str) -> None:
+        """A queue's limits, or its members, changed: its waiting Executions are decided
+        again (R75)."""
+        self._remember_kopf_context()
+        if self.leading:
+            self.executions.nudge_queue(namespace, name)
 
     async def execution_seen(self, namespace: str, name: str, version: str) -> None:
         """An Execution's event: reconcile it, unless the event only shows this replica's
@@ -229,6 +244,7 @@ class Operator:
             self.storage,
             self._notifier,
             self._observed,
+            self._admission,
             default_ttl=self.config.default_ttl,
         )
         if tasks:

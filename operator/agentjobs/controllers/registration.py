@@ -74,6 +74,18 @@ async def cron_runs_by_owner(body: kopf.Body, **_: Any) -> dict[str, JsonObject]
     return observed.cron_run_entry(body)
 
 
+@kopf.index(GROUP, VERSION, "executions")
+async def queue_members(body: kopf.Body, **_: Any) -> dict[observed.ExecutionKey, JsonObject]:
+    return observed.queue_member_entry(body)
+
+
+@kopf.index(GROUP, VERSION, "executionqueues")
+async def execution_queues_by_name(
+    body: kopf.Body, **_: Any
+) -> dict[observed.ExecutionKey, JsonObject]:
+    return observed.execution_entry(body)
+
+
 @kopf.index(GROUP, VERSION, "cronexecutions")
 async def cron_executions_by_name(
     body: kopf.Body, **_: Any
@@ -103,6 +115,8 @@ async def start(
         indices["pods_by_name"],
         indices["cron_executions_by_name"],
         indices["cron_runs_by_owner"],
+        indices["queue_members"],
+        indices["execution_queues_by_name"],
     )
     memo["operator"] = operator = Operator(kube, config, storage, watched, leadership)
     operator.start()
@@ -154,10 +168,23 @@ async def execution_event(
     if event["type"] != "DELETED":
         version = body["metadata"]["resourceVersion"]
         await memo["operator"].execution_seen(namespace, name, version)
+    # Ended or gone, it frees its place in its queue (R75): once the watch shows it, which is
+    # what the decisions read.
+    queue = body.get("spec", {}).get("queue")
+    if queue and (event["type"] == "DELETED" or body.get("status", {}).get("finishedAt")):
+        memo["operator"].queue_changed(namespace, queue)
     # A run that ends, or goes, matters to its CronExecution (Forbid, history, status).
     for ref in body["metadata"].get("ownerReferences") or []:
         if ref.get("controller") and ref.get("kind") == "CronExecution":
             await memo["operator"].reconcile_cron(namespace, ref["name"])
+
+
+@kopf.on.event(GROUP, VERSION, "executionqueues")
+async def execution_queue_event(
+    *, name: str, namespace: str | None, memo: kopf.Memo, **_: Any
+) -> None:
+    if namespace:
+        memo["operator"].queue_changed(namespace, name)
 
 
 @kopf.on.event(GROUP, VERSION, "cronexecutions")

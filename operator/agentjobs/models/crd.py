@@ -69,20 +69,17 @@ def without_transition_rules(schema: Any) -> Any:
 
 
 def _resource_schema(
-    spec: dict[str, Any], status: type[BaseModel], root: dict[str, Any]
+    spec: dict[str, Any], status: type[BaseModel] | None, root: dict[str, Any]
 ) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "required": ["spec"],
-        "properties": {
-            "apiVersion": {"type": "string"},
-            "kind": {"type": "string"},
-            "metadata": {"type": "object"},
-            "spec": spec,
-            "status": structural_schema(status),
-        },
-        **root,
+    properties = {
+        "apiVersion": {"type": "string"},
+        "kind": {"type": "string"},
+        "metadata": {"type": "object"},
+        "spec": spec,
     }
+    if status is not None:
+        properties["status"] = structural_schema(status)
+    return {"type": "object", "required": ["spec"], "properties": properties, **root}
 
 
 def _definition(
@@ -91,7 +88,7 @@ def _definition(
     plural: str,
     short_name: str,
     spec: dict[str, Any],
-    status: type[BaseModel],
+    status: type[BaseModel] | None,
     columns: list[dict[str, Any]],
     root: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
@@ -115,7 +112,7 @@ def _definition(
                     "name": resources.VERSION,
                     "served": True,
                     "storage": True,
-                    "subresources": {"status": {}},
+                    "subresources": {"status": {}} if status is not None else {},
                     "additionalPrinterColumns": columns,
                     "schema": {"openAPIV3Schema": _resource_schema(spec, status, root or {})},
                 }
@@ -186,5 +183,18 @@ def custom_resource_definitions() -> dict[str, dict[str, Any]]:
                 AGE,
             ],
             root=scheduling.ROOT_RULES,
+        ),
+        # R75: a queue has no status of its own: each Execution says its place in it.
+        "executionqueues.yaml": _definition(
+            kind="ExecutionQueue",
+            plural="executionqueues",
+            short_name="aeq",
+            spec=structural_schema(scheduling.ExecutionQueueSpec),
+            status=None,
+            columns=[
+                _column("Max Running", ".spec.maxRunning", "integer"),
+                _column("Max Starts/Min", ".spec.maxStartsPerMinute", "integer"),
+                AGE,
+            ],
         ),
     }

@@ -166,6 +166,14 @@ class ResumedFrom(ContractModel):
     repositories: list[RepositoryStatus] | None = None
 
 
+class QueuePlace(ContractModel):
+    """R75: the queue an Execution waits in, and its place (1: next; None once admitted)."""
+
+    name: str
+    position: int | None = None
+    admitted_at: datetime | None = None
+
+
 class ExecutionResourceStatus(ContractModel):
     """What an Execution reports about itself (R23-R27, R36)."""
 
@@ -185,6 +193,7 @@ class ExecutionResourceStatus(ContractModel):
     finished_at: datetime | None = None
     notifications: list[NotificationRecord] = []  # R51
     resumed_from: ResumedFrom | None = None  # R48
+    queue: QueuePlace | None = None  # R75
     repositories: list[RepositoryStatus] | None = None  # each one's latest phase
     observed_generation: int | None = None
     conditions: Conditions = []

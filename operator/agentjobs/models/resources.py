@@ -213,6 +213,12 @@ class ExecutionSpec(KubernetesModel):
                 " && self.defaults.transcriptFormat != 'text')))",
                 MAX_TURNS_NEEDS_EVENTS,
             ),
+            cel(
+                "has(self.queue) == has(oldSelf.queue)"
+                " && (!has(self.queue) || self.queue == oldSelf.queue)",
+                "queue cannot be changed once the execution exists: create a new Execution",
+                reason="FieldValueForbidden",
+            ),
             # R48: what it inherited is recorded once, from the parent named here.
             cel(
                 "has(self.resumeFrom) == has(oldSelf.resumeFrom)"
@@ -248,6 +254,10 @@ class ExecutionSpec(KubernetesModel):
     resume_from: ResumeFrom | None = None  # R48
     repositories: Repositories = []
     limits: ExecutionLimits | None = None  # R71: every phase, attempt and grader together
+    # R75: the ExecutionQueue (in the same namespace) whose turn it waits for, and its place
+    # there: higher first, then the older.
+    queue: SubdomainName | None = None
+    priority: int = Field(default=0, ge=-1_000_000, le=1_000_000)
 
 
 class PhaseSpec(PhaseSettings):

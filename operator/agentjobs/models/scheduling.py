@@ -1,6 +1,8 @@
-"""The CronExecution custom resource: Executions made on a schedule, as a CronJob makes Jobs.
+"""The CronExecution and ExecutionQueue custom resources: when Executions run.
 
-The spec's fields mean what a CronJob's of the same name mean (R73). What the schema can
+A CronExecution makes Executions on a schedule, as a CronJob makes Jobs.
+
+The spec's fields mean what a CronJob's of the same name mean (R74). What the schema can
 check it checks at apply time; a schedule whose numbers are out of range, or a time zone
 the operator's time-zone database does not know, is told by the ``ScheduleValid``
 condition, as CEL cannot read the tz database.
@@ -100,3 +102,11 @@ class CronExecutionStatus(ContractModel):
     active: list[ActiveRun] = []
     observed_generation: int | None = None
     conditions: Conditions = []
+
+
+class ExecutionQueueSpec(KubernetesModel):
+    """R75: how many of the namespace's Executions naming this queue may run at once, and
+    start in a minute."""
+
+    max_running: int = Field(ge=1, le=100_000)
+    max_starts_per_minute: int | None = Field(default=None, ge=1, le=100_000)

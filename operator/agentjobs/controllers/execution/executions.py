@@ -22,6 +22,9 @@ from agentjobs.contract.execution import execution_plan, resume, ttl
 from agentjobs.contract.notifications import due, message
 from agentjobs.contract.outcome import status_budget
 from agentjobs.contract.phase import phase_status
+from agentjobs.contract.scheduling import queue
+from agentjobs.contract.scheduling.queue import Decision
+from agentjobs.controllers.execution.queue_admission import QueueAdmission
 from agentjobs.kube import admission, naming, ownership, resource_versions
 from agentjobs.kube.status_patch import status_patch
 from agentjobs.models.contract import SystemFailure
@@ -44,6 +47,7 @@ class ExecutionReconciler:
         storage: PhaseStorage | None,
         notifier: Notifier,
         observed: Observed,
+        admission: QueueAdmission,
         *,
         default_ttl: int | None = None,
     ) -> None:
@@ -63,6 +67,8 @@ class ExecutionReconciler:
         self._retries: dict[tuple[str, str], asyncio.Task[None]] = {}
         # R51: one wake-up per Execution, at its earliest due notification.
         self._wakeups: dict[tuple[str, str], tuple[datetime, asyncio.Task[None]]] = {}
+        self._admission = admission
+        self._nudges: set[asyncio.Task[None]] = set()
 
     async def reconcile(self, namespace: str, name: str, *, attempt: int = 0) -> None:
         """Reconcile now; after a failure, try again later with backoff (events may not come).
@@ -118,7 +124,8 @@ class ExecutionReconciler:
         self._wakeups[key] = (when, asyncio.create_task(wake()))
 
     def stop(self) -> None:
-        for task in [*self._retries.values(), *(task for _, task in self._wakeups.values())]:
+        waiting = [*self._retries.values(), *(task for _, task in self._wakeups.values())]
+        for task in [*waiting, *self._nudges]:
             task.cancel()
         self._retries.clear()  # a cancelled retry must not block the next one
         self._wakeups.clear()
@@ -196,20 +203,32 @@ class ExecutionReconciler:
             resumption=resumption,
         )
         status = plan.status
-        if plan.create_index is not None:
+        turn: Decision | None = None  # R75: the queue's word, for an Execution that waits
+        created: bool | SystemFailure = False
+        if plan.create_index is not None and spec.queue is not None and not children:
+            async with self._admission.deciding(namespace, spec.queue):
+                turn = self._admission.turn(namespace, name, spec.queue, now=now)
+                if turn.retry_at is not None:
+                    self._wake_at(namespace, name, turn.retry_at)
+                if turn.admit:
+                    created = await self._create_phase(body, spec, plan)
+                    if created is True:
+                        self._admission.admitted(body, spec.queue, now=now)
+                        self.nudge_queue(namespace, spec.queue)  # the others move up
+        elif plan.create_index is not None:
             created = await self._create_phase(body, spec, plan)
-            if created is True:
-                # The new Phase's own event reconciles again at once, and writes the status
-                # with it in; written now as well, the status would be written twice.
-                return
-            if isinstance(created, SystemFailure):
-                status = execution_plan.phase_refused(
-                    status,
-                    created,
-                    previous=previous,
-                    generation=body["metadata"].get("generation"),
-                    now=now,
-                )
+        if created is True:
+            # The new Phase's own event reconciles again at once, and writes the status
+            # with it in; written now as well, the status would be written twice.
+            return
+        if isinstance(created, SystemFailure):
+            status = execution_plan.phase_refused(
+                status,
+                created,
+                previous=previous,
+                generation=body["metadata"].get("generation"),
+                now=now,
+            )
         for phase_name in plan.cancel:
             await self._kube.merge_patch(
                 paths.phase(namespace, phase_name), {"spec": {"cancel": True}}
@@ -218,6 +237,8 @@ class ExecutionReconciler:
             await self._kube.merge_patch(
                 paths.phase(namespace, phase_name), {"spec": {"interrupt": True}}
             )
+        if spec.queue is not None:
+            status = self._admission.status(body, spec.queue, status, previous, turn, now=now)
         # R57: fitted before its notifications too, which compare it with the written one.
         status = status_budget.fit_execution(status)
         if spec.notify:
@@ -275,6 +296,13 @@ class ExecutionReconciler:
                     status.status, status.failure_classification or ""
                 ).inc()
         return status
+
+    def nudge_queue(self, namespace: str, queue_name: str) -> None:
+        """Decide again for every Execution waiting in the queue: one may start, or move up."""
+        for member in queue.waiting(self._admission.members(namespace, queue_name)):
+            task = asyncio.create_task(self.reconcile(namespace, member.name))
+            self._nudges.add(task)
+            task.add_done_callback(self._nudges.discard)
 
     def _resumption(self, namespace: str, spec: ExecutionSpec) -> resume.Resumption | SystemFailure:
         """R48: what this execution inherits from its parent, read by name in its namespace

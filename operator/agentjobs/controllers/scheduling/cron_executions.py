@@ -17,7 +17,7 @@ from datetime import datetime
 from agentjobs.adapters import metrics, paths
 from agentjobs.adapters.kube import ApiError, JsonObject, Kube
 from agentjobs.contract.scheduling import cron, cron_plan, cron_status
-from agentjobs.kube import ownership
+from agentjobs.kube import admission, ownership
 from agentjobs.kube.status_patch import status_patch
 from agentjobs.models.scheduling import CronExecutionSpec, CronExecutionStatus
 from agentjobs.runtime import backoff, errors, events
@@ -113,7 +113,10 @@ class CronReconciler:
         try:
             made = await self._kube.create(paths.execution(namespace), manifest)
         except ApiError as error:
-            if error.status not in (400, 403, 422):
+            refused = admission.refusal_blocker(
+                code=error.status, reason=error.reason, message=error.message, subject="Execution"
+            )
+            if refused is None:  # the operator's own permissions, an outage: retried
                 raise
             # The template is refused for good (a CEL rule, a quota): said, and tried again
             # at the next scheduled time, which may meet a fixed template.
