@@ -227,6 +227,16 @@ def stop_execution(kubectl: Kubectl, namespace: str, name: str, field: str) -> N
     )  # fmt: skip
 
 
+def working_script(seconds: float = 0) -> str:
+    """A phase's shell script: wait ``seconds``, write a note, report success."""
+    return (
+        f"sleep {seconds}\n"
+        'echo done > "$AGENTJOBS_OUTPUT_DIR/notes.md"\n'
+        """echo 'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "done"}'\n"""
+        "echo TASK_RESULT_END\n"
+    )
+
+
 def phase_status(kubectl: Kubectl, namespace: str, phase: str) -> Any:
     return kubectl.json("get", "-n", namespace, "phase", phase).get("status", {})
 

@@ -34,17 +34,14 @@ from tests.integration.operator_fixtures import (
     free_port,
     wait_finished,
     wait_for,
+    working_script,
 )
 
 TERMINAL = {"completed", "failed", "cancelled", "interrupted"}
-REPORT = (
-    """echo 'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "done"}'\n"""
-    "echo TASK_RESULT_END\n"
-)
 
 
 def execution(name: str, *, priority: int = 0, seconds: float = 1, queue: str = "agents") -> Any:
-    script = f'sleep {seconds}\necho done > "$AGENTJOBS_OUTPUT_DIR/notes.md"\n{REPORT}'
+    script = working_script(seconds)
     return {
         "apiVersion": "agentjobs.io/v1alpha1",
         "kind": "Execution",

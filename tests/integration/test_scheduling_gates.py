@@ -24,6 +24,7 @@ from tests.integration.operator_fixtures import (
     phase_status,
     wait_finished,
     wait_for,
+    working_script,
 )
 
 GATE = "example.com/hold"
@@ -89,11 +90,6 @@ def gate_policy(kubectl: Kubectl, namespace: str) -> Iterator[None]:
 
 
 def execution(name: str, labels: dict[str, str]) -> dict[str, Any]:
-    script = (
-        'echo done > "$AGENTJOBS_OUTPUT_DIR/notes.md"\n'
-        """echo 'TASK_RESULT: {"success": true, "side_effects": "none", "comments": "done"}'\n"""
-        "echo TASK_RESULT_END\n"
-    )
     return {
         "apiVersion": "agentjobs.io/v1alpha1",
         "kind": "Execution",
@@ -104,7 +100,7 @@ def execution(name: str, labels: dict[str, str]) -> dict[str, Any]:
                     "name": "work",
                     "image": BUSYBOX,
                     "prompt": "Do it.",
-                    "command": ["sh", "-c", script],
+                    "command": ["sh", "-c", working_script()],
                     "podLabels": labels,
                 }
             ]
