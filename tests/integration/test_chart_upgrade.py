@@ -8,9 +8,9 @@ schemas are the charts' own. Cases, in order on one release with no operator rep
 Execution with a status written under the old CRDs; a field the old schema lacks
 (status.resumedFrom) is pruned; `helm upgrade` refuses to take over CRDs it did not create
 until they are labelled and annotated for the release (as the chart's README says); then
-it upgrades them, the Execution and its status are intact, the new field is kept, the
-CRDs carry `helm.sh/resource-policy: keep`, and `helm uninstall` leaves them and the
-Execution in place.
+it upgrades them (and adds the two CRDs the release lacked), the Execution and its status
+are intact, the new field is kept, every CRD carries `helm.sh/resource-policy: keep`, and
+`helm uninstall` leaves them and the Execution in place.
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ from tests.integration.operator_fixtures import REPO
 
 LAST_RELEASE = "cb67a2015c49292392b376a87e221745a4fbd32c"
 GROUP = "upgrade.agentjobs.io"
-CRDS = (f"executions.{GROUP}", f"phases.{GROUP}")
+RELEASED_CRDS = (f"executions.{GROUP}", f"phases.{GROUP}")
+# The last release had two; this chart adds these, which the upgrade creates.
+CRDS = (*RELEASED_CRDS, f"cronexecutions.{GROUP}", f"executionqueues.{GROUP}")
 STATUS = {
     "status": "completed",
     "observedGeneration": 1,
@@ -67,8 +69,8 @@ def released(commit: str, path: str) -> str:
     return shown.stdout
 
 
-def move_to_test_group(crd_files: list[Path]) -> None:
-    assert len(crd_files) == 2, crd_files
+def move_to_test_group(crd_files: list[Path], count: int) -> None:
+    assert len(crd_files) == count, crd_files
     for path in crd_files:
         text = path.read_text()
         path.write_text(text.replace("agentjobs.io", GROUP))
@@ -100,10 +102,10 @@ def test_helm_upgrade_from_the_last_release_keeps_executions_and_their_status(
 ) -> None:
     old = chart_at(LAST_RELEASE, tmp_path / "old")
     assert not (old / "templates" / "crds").exists()
-    move_to_test_group(sorted((old / "crds").glob("*.yaml")))
+    move_to_test_group(sorted((old / "crds").glob("*.yaml")), len(RELEASED_CRDS))
     new = tmp_path / "new"
     shutil.copytree(REPO / "charts" / "agentjobs", new)
-    move_to_test_group(sorted((new / "templates" / "crds").glob("*.yaml")))
+    move_to_test_group(sorted((new / "templates" / "crds").glob("*.yaml")), len(CRDS))
     env = local_cluster.env
     release = f"up-{namespace[-6:]}"
     values = ["--namespace", namespace, "--set", "replicaCount=0", "--wait", "--timeout=90s"]
@@ -111,7 +113,7 @@ def test_helm_upgrade_from_the_last_release_keeps_executions_and_their_status(
     try:
         installed = helm(env, "install", release, str(old), *values)
         assert installed.returncode == 0, installed.stderr
-        for crd in CRDS:
+        for crd in RELEASED_CRDS:
             kubectl.run("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=30s")
         # An Execution as users of the last release wrote it: only the fields it knew.
         manifest = released(LAST_RELEASE, "tests/integration/manifests/success.yaml").replace(
@@ -124,7 +126,7 @@ def test_helm_upgrade_from_the_last_release_keeps_executions_and_their_status(
         refused = helm(env, "upgrade", release, str(new), *values)
         assert refused.returncode != 0
         assert "invalid ownership metadata" in refused.stderr, refused.stderr
-        for crd in CRDS:
+        for crd in RELEASED_CRDS:
             kubectl.run("label", "crd", crd, "app.kubernetes.io/managed-by=Helm")
             kubectl.run(
                 "annotate", "crd", crd, f"meta.helm.sh/release-name={release}",
