@@ -3,12 +3,12 @@
 The operator runs with `--cron-clock-speed 60` from a start the test fixes, so a schedule's
 minute passes in a real second and a restart reads the same time. Cases: runs are made on
 schedule, named by their scheduled minute and annotated with it, and the history limit
-deletes the oldest finished; `Forbid` never has two runs at once and runs the time that
-waited once the active run ends; `Replace` cancels the running one for the next; `suspend`
-makes nothing until it is lifted; an operator killed across several scheduled times makes
-one catch-up run, for the latest of them, and none for the others; a schedule with a field
-out of range, or an unknown time zone, is told by the `ScheduleValid` condition, and one
-of the wrong shape is refused at apply time.
+deletes the oldest finished; `Forbid` never has two runs at once, runs the time that
+waited once the active run ends, and tells each wait by one Event; `Replace` cancels the
+running one for the next; `suspend` makes nothing until it is lifted; an operator killed
+across several scheduled times makes one catch-up run, for the latest of them, and none for
+the others; a schedule with a field out of range, or an unknown time zone, is told by the
+`ScheduleValid` condition, and one of the wrong shape is refused at apply time.
 """
 
 from __future__ import annotations
@@ -141,6 +141,13 @@ def test_forbid_never_runs_two_at_once_and_runs_the_waiting_time_after(
     starts = [run["metadata"]["creationTimestamp"] for run in made[1:3]]
     assert all(start >= end for start, end in zip(starts, ends, strict=True))
     assert minute(made[1]) - minute(made[0]) > 1
+    # Each waiting time is told once, however many reconciles see it wait.
+    waits = kubectl.json(
+        "get", "events", "-n", namespace,
+        "--field-selector", "involvedObject.name=serial,reason=RunWaits",
+    )["items"]  # fmt: skip
+    messages = [event["message"] for event in waits]
+    assert messages and len(messages) == len(set(messages)), messages
 
 
 def test_replace_cancels_the_running_one_for_the_next(

@@ -37,6 +37,8 @@ class CronReconciler:
         # One wake-up per CronExecution: at its next scheduled time, or to retry.
         self._wakeups: dict[tuple[str, str], tuple[float, asyncio.Task[None]]] = {}
         self._failures: dict[tuple[str, str], int] = {}
+        # The plan's Events last posted for each CronExecution.
+        self._told: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
 
     def stop(self) -> None:
         for _, task in self._wakeups.values():
@@ -85,8 +87,12 @@ class CronReconciler:
             cancel = {"spec": {"cancel": True}}
             await self._kube.merge_patch(paths.execution(namespace, run), cancel)
             events.post(body, reason="Replaced", message=f"cancelled {run} to start the next run")
+        # Every Execution event reconciles again with the same plan: each Event once.
+        told = self._told.get((namespace, name), frozenset())
+        self._told[namespace, name] = frozenset(plan.events)
         for reason, message in plan.events:
-            events.post(body, reason=reason, message=message, warning=reason != "RunWaits")
+            if (reason, message) not in told:
+                events.post(body, reason=reason, message=message, warning=reason != "RunWaits")
         last_scheduled = state.last_scheduled
         if plan.create is not None and plan.scheduled is not None:
             made = await self._create(body, spec, plan.create, plan.scheduled)
