@@ -89,11 +89,12 @@ class QueueAdmission:
     def turn(self, namespace: str, name: str, queue_name: str, *, now: datetime) -> queue.Decision:
         """Whether Execution ``name`` may create its first Phase now (within ``deciding``)."""
         members = self.members(namespace, queue_name)
-        decision = queue.decide(
-            name, queue_name, members, self.limits(namespace, queue_name), now=now
-        )
-        waiting = len(queue.waiting(members)) - (1 if decision.admit else 0)
-        metrics.queue_waiting.labels(namespace, queue_name).set(waiting)
+        limits = self.limits(namespace, queue_name)
+        decision = queue.decide(name, queue_name, members, limits, now=now)
+        # Series only for queues that exist: any Execution may name any queue.
+        if limits is not None:
+            waiting = len(queue.waiting(members)) - (1 if decision.admit else 0)
+            metrics.queue_waiting.labels(namespace, queue_name).set(waiting)
         return decision
 
     def admitted(self, execution: JsonObject, queue_name: str, *, now: datetime) -> None:
