@@ -71,8 +71,10 @@ EXAMPLES = {"multi-phase": MULTI_PHASE, "outcome": OUTCOME}
 def install(kubectl: Kubectl) -> str:
     """CRDs, the namespace, and the chart's RBAC for it; returns the ServiceAccount's name."""
     kubectl.run("apply", "-f", str(REPO_ROOT / "crds"))
-    for crd in ("executions.agentjobs.io", "phases.agentjobs.io"):
-        kubectl.run("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=60s")
+    for crd in sorted((REPO_ROOT / "crds").glob("*.yaml")):  # executions.yaml: its plural
+        kubectl.run(
+            "wait", "--for=condition=Established", f"crd/{crd.stem}.agentjobs.io", "--timeout=60s"
+        )
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
     kubectl.run("apply", "-f", "-", input=json.dumps(namespace))
     show_only = [arg for name in RBAC_TEMPLATES for arg in ("--show-only", f"templates/{name}")]

@@ -168,9 +168,9 @@ def running(process: OperatorProcess) -> Iterator[OperatorProcess]:
 @pytest.fixture(scope="session")
 def crds(kubectl: Kubectl) -> None:
     kubectl.run("apply", "-f", str(REPO / "crds"))
-    for name in ("executions", "phases", "cronexecutions", "executionqueues"):
+    for crd in sorted((REPO / "crds").glob("*.yaml")):  # executions.yaml: its plural
         kubectl.run(
-            "wait", "--for=condition=Established", f"crd/{name}.agentjobs.io", "--timeout=30s"
+            "wait", "--for=condition=Established", f"crd/{crd.stem}.agentjobs.io", "--timeout=30s"
         )
 
 
