@@ -83,7 +83,25 @@ def gate_policy(kubectl: Kubectl, namespace: str) -> Iterator[None]:
     }
     kubectl.apply(policy, namespace)
     kubectl.apply(binding, namespace)
+    probe = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "gate-probe", "labels": {"test-gate": "yes"}},
+        "spec": {"containers": [{"name": "c", "image": BUSYBOX}]},
+    }
+
+    def in_force() -> bool:
+        # The API server loads a new policy a moment after it is stored; a pod created
+        # before that would not be held.
+        created = kubectl.run(
+            "create", "--dry-run=server", "-o", "json", "-n", namespace, "-f", "-",
+            input=json.dumps(probe),
+        )  # fmt: skip
+        gates = json.loads(created.stdout)["spec"].get("schedulingGates") or []
+        return {"name": GATE} in gates
+
     try:
+        wait_for(in_force, what="the gate policy to be in force")
         yield
     finally:
         kubectl.run("delete", "mutatingadmissionpolicybinding,mutatingadmissionpolicy", name)
