@@ -13,6 +13,7 @@ from pathlib import Path
 from devcluster import cluster
 
 AGENTJOBS = Path(sys.executable).parent / "agentjobs"
+PY_SPY = Path(sys.executable).parent / "py-spy"
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,16 @@ def start_operator(namespace: str, log: Path, *, leader_election: bool) -> subpr
             stdout=output,
             stderr=subprocess.STDOUT,
         )
+
+
+def start_profiler(pid: int, output: Path) -> subprocess.Popen[bytes]:
+    """py-spy sampling `pid` until it exits, without pausing it (`--nonblocking`: the
+    operator's own timing stays as measured), its stacks collapsed into `output`."""
+    return subprocess.Popen(
+        [str(PY_SPY), "record", "--pid", str(pid), "--nonblocking", "--format", "raw",
+         "--rate", "100", "--output", str(output)],
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 def operator_usage(pid: int) -> OperatorUsage:

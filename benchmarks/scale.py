@@ -35,11 +35,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import time
 import urllib.request
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +54,7 @@ from benchmarks.operator_process import (
     OperatorUsage,
     operator_usage,
     start_operator,
+    start_profiler,
     stop_operator,
 )
 from devcluster import cluster, kwok
@@ -61,6 +64,7 @@ from devcluster.probes import admin_tls
 CRDS = Path(__file__).resolve().parent.parent / "crds"
 CREATE_CONCURRENCY = 50
 REQUEST_COUNTER = "apiserver_request_total{"
+LABEL = re.compile(r'(\w+)="([^"]*)"')
 NAMESPACE_DELETION_SECONDS = 300
 
 
@@ -124,6 +128,7 @@ class Run:
     pods: int
     # Phases that took more than one attempt (always 0 for Jobs, whose retries make pods).
     retried: int
+    by_kind: Counter[str]  # requests by verb and resource
 
     @property
     def per_minute(self) -> float:
@@ -133,17 +138,30 @@ class Run:
     def requests_each(self) -> float:
         return self.requests / self.count
 
+    def breakdown(self) -> str:
+        """The requests each by verb and resource, most first (those under 0.05 left out)."""
+        rows = [
+            f"  {count / self.count:5.2f} {kind}"
+            for kind, count in self.by_kind.most_common()
+            if count / self.count >= 0.05
+        ]
+        return "\n".join(rows)
 
-def api_requests() -> float:
-    """The API server's request count so far, every verb, resource and client."""
+
+def api_requests() -> Counter[str]:
+    """The API server's request counts so far, by verb, resource and subresource, every
+    client together."""
     url = f"{APISERVER_URL}/metrics"
     with urllib.request.urlopen(url, timeout=30, context=admin_tls(default_layout())) as response:
         text = response.read().decode()
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in text.splitlines()
-        if line.startswith(REQUEST_COUNTER)
-    )
+    counts: Counter[str] = Counter()
+    for line in text.splitlines():
+        if line.startswith(REQUEST_COUNTER):
+            labels, value = line[len(REQUEST_COUNTER) :].rsplit(" ", 1)
+            found = dict(LABEL.findall(labels))
+            kind = "/".join(filter(None, (found.get("resource"), found.get("subresource"))))
+            counts[f"{found.get('verb', '?')} {kind}"] += float(value)
+    return counts
 
 
 def simulated_pod_settings(run_seconds: float) -> dict[str, Any]:
@@ -276,11 +294,13 @@ async def _measure(
         for task in watches:
             task.cancel()
         await asyncio.gather(*watches, return_exceptions=True)
+    by_kind = after - before
     return Run(
         count=count,
         peak=observed.peak,
         seconds=observed.last_finished_at - started,
-        requests=after - before,
+        requests=sum(by_kind.values()),
+        by_kind=by_kind,
         pods=len(observed.pods),
         retried=sum(1 for attempt in observed.attempts.values() if attempt > 1),
     )
@@ -298,12 +318,16 @@ async def measure_phases(
     *,
     shards: int = 1,
     leader_election: bool = False,
+    profile: Path | None = None,
 ) -> tuple[Run, OperatorUsage]:
-    """`count` phases over `shards` namespaces, one operator replica owning each."""
+    """`count` phases over `shards` namespaces, one operator replica owning each; with
+    `profile`, the first replica's stacks sampled by py-spy go there (collapsed, as
+    flamegraph tools read them)."""
     namespaces = [await kube.namespace("phases") for _ in range(shards)]
     operators = [
         start_operator(namespace, log, leader_election=leader_election) for namespace in namespaces
     ]
+    profiler = None if profile is None else start_profiler(operators[0].pid, profile)
     observed = Observed(live_logs_only=True)
     custom = kube.custom.list_namespaced_custom_object
     watches = []
@@ -337,6 +361,8 @@ async def measure_phases(
     finally:
         for operator in operators:
             stop_operator(operator)
+        if profiler is not None:
+            profiler.wait(timeout=60)  # it writes its file once the operator has gone
     return run, OperatorUsage(
         peak_rss_mib=max(u.peak_rss_mib for u in usages),
         cpu_seconds=sum(u.cpu_seconds for u in usages),
@@ -400,17 +426,19 @@ def summary_line(phases: Run, usage: OperatorUsage, jobs: Run) -> str:
     )
 
 
-async def main(count: int, run_seconds: float, log: Path) -> None:
+async def main(count: int, run_seconds: float, log: Path, profile: Path | None) -> None:
     kube = await connect()
     try:
-        phases, usage = await measure_phases(kube, count, run_seconds, log)
+        phases, usage = await measure_phases(kube, count, run_seconds, log, profile=profile)
         print(describe("one-phase Executions", phases), flush=True)
+        print(phases.breakdown(), flush=True)
         print(
             f"operator: peak RSS {usage.peak_rss_mib:.0f} MiB, {usage.cpu_seconds:.1f} CPU s",
             flush=True,
         )
         jobs = await measure_jobs(kube, count, run_seconds)
         print(describe("Jobs", jobs), flush=True)
+        print(jobs.breakdown(), flush=True)
     finally:
         await kube.close()
     print(
@@ -444,5 +472,12 @@ def arguments_parser(description: str, *, phases: int, log_name: str) -> argpars
 
 if __name__ == "__main__":
     parser = arguments_parser(__doc__.splitlines()[0], phases=130, log_name="scale-operator.log")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="sample the operator with py-spy and write its collapsed stacks here",
+    )
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.phases, arguments.run_seconds, arguments.operator_log))
+    asyncio.run(
+        main(arguments.phases, arguments.run_seconds, arguments.operator_log, arguments.profile)
+    )
