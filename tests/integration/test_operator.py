@@ -12,10 +12,13 @@ by the API server with its message.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
 
+from agentjobs.kube import prompts
+from agentjobs.kube.naming import LABEL_PHASE
 from devcluster.testing import Kubectl
 from tests.integration.images import BUSYBOX
 from tests.integration.operator_fixtures import (
@@ -80,6 +83,47 @@ def test_a_success_report_completes_the_execution(
         "get", "events", "-n", namespace, "-o", "jsonpath={.items[*].reason}"
     ).stdout.split()
     assert {"Running", "ReportRead", "Complete"} <= set(reasons)
+    # A prompt this small travels in the pod itself: the phase made no ConfigMap.
+    made = kubectl.json("get", "configmaps", "-n", namespace, "-l", LABEL_PHASE)["items"]
+    assert made == []
+
+
+@pytest.mark.parametrize("size", [100, 40_000])
+def test_the_agent_reads_its_whole_prompt_from_the_pod_or_past_16_kib_from_a_config_map(
+    kubectl: Kubectl, namespace: str, operator: OperatorProcess, size: int
+) -> None:
+    prompt = ("Read all of this. " * (size // 18 + 1))[:size]
+    expected = hashlib.sha256(prompts.compose_prompt(prompt).encode()).hexdigest()
+    script = (
+        'echo "prompt sha256: $(sha256sum "$AGENTJOBS_PROMPT_FILE" | cut -d" " -f1)"; '
+        'cp "$AGENTJOBS_PROMPT_FILE" "$AGENTJOBS_OUTPUT_DIR/prompt.md"; '
+        'echo \'TASK_RESULT: {"success": true, "side_effects": "none"}\'; '
+        "echo TASK_RESULT_END"
+    )
+    execution = {
+        "apiVersion": "agentjobs.io/v1alpha1",
+        "kind": "Execution",
+        "metadata": {"name": "sized"},
+        "spec": {
+            "defaults": {"keepPods": True},
+            "phases": [
+                {
+                    "name": "read",
+                    "image": BUSYBOX,
+                    "prompt": prompt,
+                    "command": ["sh", "-c", script],
+                }
+            ],
+        },
+    }
+    kubectl.apply(execution, namespace)
+    assert wait_finished(kubectl, namespace, "sized")["status"] == "completed"
+    log = kubectl.run("logs", "-n", namespace, "sized-0-read-a1").stdout
+    assert f"prompt sha256: {expected}" in log
+    made = kubectl.json("get", "configmaps", "-n", namespace, "-l", LABEL_PHASE)["items"]
+    assert [m["metadata"]["name"] for m in made] == (
+        [] if size < 16_000 else ["sized-0-read-prompt"]
+    )
 
 
 @pytest.mark.parametrize(

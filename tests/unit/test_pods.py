@@ -91,6 +91,40 @@ def test_the_prompt_is_followed_by_the_task_result_instruction() -> None:
     assert config_map["metadata"]["ownerReferences"][0]["uid"] == "uid-1"
 
 
+def test_a_small_prompt_travels_in_the_pods_annotation_shown_as_the_prompt_file() -> None:
+    composed = prompts.carried("Plan it.\n", None)
+    assert composed == prompts.compose_prompt("Plan it.\n")
+    manifest = pods.phase_pod(
+        spec(),
+        phase_resource="demo-0-plan",
+        namespace="ns",
+        owner=OWNER,
+        attempt=1,
+        sidecars=None,
+        security=pod_security.PodSecurity(),
+        prompt=composed,
+    )
+    assert manifest["metadata"]["annotations"][naming.ANNOTATION_PROMPT] == composed
+    [volume] = [v for v in manifest["spec"]["volumes"] if v["name"] == pods.PROMPT_VOLUME]
+    [item] = volume["downwardAPI"]["items"]
+    assert item == {
+        "path": "prompt.md",
+        "fieldRef": {"fieldPath": "metadata.annotations['agentjobs.io/prompt']"},
+    }
+
+
+def test_a_prompt_past_16_kib_or_with_files_beside_it_needs_its_config_map() -> None:
+    instruction = len(prompts.compose_prompt("").encode())
+    fits = "x" * (prompts.INLINE_PROMPT_BYTES - instruction)
+    assert prompts.carried(fits, None) is not None
+    assert prompts.carried(fits + "x", None) is None
+    assert prompts.carried("é" * (len(fits) // 2 + 1), None) is None  # counted in bytes
+    assert prompts.carried("Revise.", {"feedback.md": "More tests."}) is None
+    [volume] = [v for v in pod(spec())["spec"]["volumes"] if v["name"] == pods.PROMPT_VOLUME]
+    assert volume == {"name": "prompt", "configMap": {"name": "demo-0-plan-prompt"}}
+    assert "annotations" not in pod(spec())["metadata"]
+
+
 def test_user_env_comes_after_the_operators_so_it_can_refer_to_it() -> None:
     container = agent(pod(spec(env=[{"name": "TOKEN", "value": "x"}])))
     assert [item["name"] for item in container["env"]][-1] == "TOKEN"

@@ -15,6 +15,8 @@ MANAGED_BY = {"app.kubernetes.io/managed-by": "agentjobs"}
 POD_FINALIZER = f"{GROUP}/run-record"
 # When a tracked pod's deletion was asked for (contract/phase/pod_tracking.py says why it is kept).
 ANNOTATION_DELETION_REQUESTED = f"{GROUP}/deletion-requested-at"
+# A pod's own prompt, which its prompt volume shows as a file (kube/prompts.py).
+ANNOTATION_PROMPT = f"{GROUP}/prompt"
 _MAX_NAME = 55  # room for "-a<attempt>", "-prompt" and "-storage" within 63 characters
 _DIGITS = 20  # a hashed Phase name's last token: about 66 bits of SHA-256
 _INDEX = re.compile(r"0|[1-9][0-9]*")  # how str() writes an index

@@ -260,9 +260,11 @@ def phase_pod(
     config_map_name: str | None = None,
     container: str = AGENT_CONTAINER,
     stopper: Stopper | None = None,
+    prompt: str | None = None,
 ) -> dict[str, Any]:
     """The pod that runs one attempt of a phase; ``pull_secrets`` are the operator's;
-    ``stopper`` makes its agent stoppable by the operator (R70).
+    ``stopper`` makes its agent stoppable by the operator (R70); ``prompt``, the composed
+    prompt the pod carries itself (else its ConfigMap, ``config_map_name``, holds it).
 
     A grader (R38) runs in a pod built here too, from the spec its outcome gives
     (:mod:`agentjobs.contract.grading.grader`), named ``pod_name``, with its own ConfigMap,
@@ -316,10 +318,7 @@ def phase_pod(
             {"name": WORKSPACE_VOLUME, "emptyDir": pod_placement.workspace_empty_dir(spec)},
             {"name": TMP_VOLUME, "emptyDir": {}},
             {"name": pod_placement.HOME_VOLUME, "emptyDir": {}},
-            {
-                "name": PROMPT_VOLUME,
-                "configMap": {"name": config_map_name or naming.prompt_config_map(phase_resource)},
-            },
+            _prompt_volume(prompt, config_map_name or naming.prompt_config_map(phase_resource)),
         ],
         "automountServiceAccountToken": spec.service_account_name is not None,
         **pod_placement.scheduling(spec, pull_secrets),
@@ -358,6 +357,16 @@ def phase_pod(
             "labels": _labels(spec, phase_resource, attempt),
             "ownerReferences": [owner.reference()],
             "finalizers": [naming.POD_FINALIZER],
+            **({} if prompt is None else {"annotations": {naming.ANNOTATION_PROMPT: prompt}}),
         },
         "spec": pod_spec,
     }
+
+
+def _prompt_volume(prompt: str | None, config_map_name: str) -> dict[str, Any]:
+    """The prompt's files: the pod's own annotation, or its ConfigMap."""
+    if prompt is None:
+        return {"name": PROMPT_VOLUME, "configMap": {"name": config_map_name}}
+    field = f"metadata.annotations['{naming.ANNOTATION_PROMPT}']"
+    item = {"path": in_pod.PROMPT_KEY, "fieldRef": {"fieldPath": field}}
+    return {"name": PROMPT_VOLUME, "downwardAPI": {"items": [item]}}

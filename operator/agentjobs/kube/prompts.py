@@ -1,6 +1,11 @@
-"""What a phase's agent is asked: its prompt, with the TASK_RESULT instruction after it, in
-a ConfigMap the pod mounts read-only at ``/etc/agentjobs/prompt`` (kube/pods.py), and any
-files beside it (a revision's feedback, a grader's rubric).
+"""What a phase's agent is asked: its prompt, with the TASK_RESULT instruction after it,
+mounted read-only at ``/etc/agentjobs/prompt`` (kube/pods.py).
+
+A prompt of up to 16 KiB that needs no file beside it travels in the pod's own annotation,
+shown as the file by a downward-API volume: one request fewer per phase than a ConfigMap,
+which at a thousand phases was a twenty-eighth of all the API server was asked. A larger
+one, or one with files beside it (a revision's feedback, a grader's rubric), goes into a
+ConfigMap: a pod's annotations together may hold 256 KiB, and every pod event carries them.
 """
 
 from __future__ import annotations
@@ -37,9 +42,21 @@ Write your deliverable as files under /workspace/artifacts/output/.
 """
 
 
+INLINE_PROMPT_BYTES = 16 * 1024
+
+
 def compose_prompt(prompt: str) -> str:
     """The phase's prompt followed by the mandatory TASK_RESULT instruction."""
     return prompt.rstrip("\n") + "\n" + TASK_RESULT_INSTRUCTION
+
+
+def carried(prompt: str, files: Mapping[str, str] | None) -> str | None:
+    """The composed prompt when its pod can carry it: no files beside it, and small enough;
+    None when it needs a ConfigMap."""
+    composed = compose_prompt(prompt)
+    if files or len(composed.encode()) > INLINE_PROMPT_BYTES:
+        return None
+    return composed
 
 
 def prompt_config_map(

@@ -107,14 +107,17 @@ async def create_pod(
             sidecars = dataclasses.replace(
                 sidecars, previous=revision.previous, feedback_key=revision.feedback_key
             )
-    config_map = prompts.prompt_config_map(
-        phase_resource=ctx.name,
-        namespace=ctx.namespace,
-        owner=owner,
-        prompt=prompt or "",
-        name=config_map_name,
-        files=files,
-    )
+    carried = prompts.carried(prompt or "", files)
+    config_map = None
+    if carried is None:
+        config_map = prompts.prompt_config_map(
+            phase_resource=ctx.name,
+            namespace=ctx.namespace,
+            owner=owner,
+            prompt=prompt or "",
+            name=config_map_name,
+            files=files,
+        )
     stopper: pods.Stopper | None = None
     if guard.watched(spec.limits, spec.budget):
         made = await _stop_token(ctx, attempt, owner)
@@ -132,6 +135,7 @@ async def create_pod(
         pull_secrets=ctx.config.image_pull_secrets,
         config_map_name=config_map_name,
         stopper=stopper,
+        prompt=carried,
     )
     return await _create_all(ctx, config_map, pod)
 
@@ -221,12 +225,11 @@ async def create_grader_pod(
 
 
 async def _create_all(
-    ctx: PhaseContext, config_map: JsonObject, pod: JsonObject
+    ctx: PhaseContext, config_map: JsonObject | None, pod: JsonObject
 ) -> SystemFailure | None:
-    for subject, path, body in (
-        ("ConfigMap", paths.config_map, config_map),
-        ("pod", paths.pod, pod),
-    ):
+    """The pod's ConfigMap (when its prompt needs one), then the pod."""
+    made = [("ConfigMap", paths.config_map, config_map)] if config_map is not None else []
+    for subject, path, body in [*made, ("pod", paths.pod, pod)]:
         try:
             await create_owned(ctx, path, body)
         except ApiError as error:
