@@ -47,7 +47,10 @@ def spec(**fields: Any) -> PhaseSpec:
 
 
 def pod(
-    phase: PhaseSpec, sidecars: pods.Sidecars | None = None, stopper: pods.Stopper | None = None
+    phase: PhaseSpec,
+    sidecars: pods.Sidecars | None = None,
+    stopper: pods.Stopper | None = None,
+    prompt: str | None = None,
 ) -> dict[str, Any]:
     return pods.phase_pod(
         phase,
@@ -58,6 +61,7 @@ def pod(
         sidecars=sidecars,
         security=pod_security.PodSecurity(),
         stopper=stopper,
+        prompt=prompt,
     )
 
 
@@ -94,16 +98,7 @@ def test_the_prompt_is_followed_by_the_task_result_instruction() -> None:
 def test_a_small_prompt_travels_in_the_pods_annotation_shown_as_the_prompt_file() -> None:
     composed = prompts.carried("Plan it.\n", None)
     assert composed == prompts.compose_prompt("Plan it.\n")
-    manifest = pods.phase_pod(
-        spec(),
-        phase_resource="demo-0-plan",
-        namespace="ns",
-        owner=OWNER,
-        attempt=1,
-        sidecars=None,
-        security=pod_security.PodSecurity(),
-        prompt=composed,
-    )
+    manifest = pod(spec(), prompt=composed)
     assert manifest["metadata"]["annotations"][naming.ANNOTATION_PROMPT] == composed
     [volume] = [v for v in manifest["spec"]["volumes"] if v["name"] == pods.PROMPT_VOLUME]
     [item] = volume["downwardAPI"]["items"]
