@@ -19,7 +19,7 @@ from typing import Any
 
 from agentjobs.adapters import metrics, paths
 from agentjobs.adapters.kube import ApiError, JsonObject, Kube
-from agentjobs.contract.execution import execution_plan, phase_starts, resume, ttl
+from agentjobs.contract.execution import execution_plan, resume, ttl
 from agentjobs.contract.notifications import due, message
 from agentjobs.contract.outcome import status_budget
 from agentjobs.contract.phase import phase_status
@@ -56,7 +56,6 @@ class ExecutionReconciler:
         self._kube = kube
         # Told each Phase this reconciler creates, as the API server returned it.
         self._phase_created = phase_created
-        self._starting = phase_starts.PhaseStarts()
         self._default_ttl = default_ttl
         self._observed = observed
         # The answer of this reconciler's last write to each Execution, while the watch has
@@ -244,10 +243,6 @@ class ExecutionReconciler:
             )
         if spec.queue is not None:
             status = self._admission.status(body, spec.queue, status, previous, turn, now=now)
-        waiting = [(c.resource_name, c.status.status is not None) for c in children]
-        if (starting := self._starting.wait_until(namespace, waiting, now=now)) is not None:
-            self._wake_at(namespace, name, starting)
-            return
         # R57: fitted before its notifications too, which compare it with the written one.
         status = status_budget.fit_execution(status)
         if spec.notify:
@@ -408,7 +403,6 @@ class ExecutionReconciler:
             created = await self._kube.create(paths.phase(namespace), manifest)
             if created is not None:
                 logger.info("created phase %s/%s", namespace, resource_name)
-                self._starting.created(namespace, resource_name, now=datetime.now(UTC))
                 self._phase_created(created)
                 return True
         except ApiError as error:
