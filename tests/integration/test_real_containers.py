@@ -111,14 +111,22 @@ def test_a_memory_limit_ends_the_phase_out_of_memory(
     )
 
 
+def agent_running(kubectl: Kubectl, namespace: str, pod: str) -> bool:
+    found = kubectl.json("get", "pod", pod, "-n", namespace)
+    statuses = found.get("status", {}).get("containerStatuses") or []
+    return any(s["name"] == "agent" and "running" in s.get("state", {}) for s in statuses)
+
+
 def test_an_eviction_through_the_eviction_api_interrupts(
     kubectl: Kubectl, namespace: str, operator: OperatorProcess
 ) -> None:
     kubectl.apply(execution("evicted", "sleep 120"), namespace)
+    # The agent's container itself runs: a phase shows `running` once its pod is made, and an
+    # eviction while the pod is still being bound races the scheduler and the kubelet.
     wait_for(
-        lambda: phase_status(kubectl, namespace, "evicted-0-step0").get("status") == "running",
+        lambda: agent_running(kubectl, namespace, "evicted-0-step0-a1"),
         timeout=120,
-        what="the phase to run",
+        what="the agent to run",
     )
     eviction = {
         "apiVersion": "policy/v1",
