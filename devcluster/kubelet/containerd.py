@@ -99,6 +99,28 @@ def answers(paths: NodePaths) -> bool:
     return result.returncode == 0
 
 
+# Debian's containerd 1.6 logs the first as its CRI service starts, and the second as it
+# marks itself initialized, once it has recovered the containers it had. In between it
+# answers `ctr` but tells the kubelet "server is not initialized yet", and the kubelet exits.
+CRI_STARTING = b"Start cri plugin"
+CRI_SERVING = b"Start streaming server"
+LOG_TAIL_BYTES = 1024 * 1024
+
+
+def cri_serving(log: Path) -> bool:
+    """Whether the CRI service of the containerd that writes ``log`` serves: the last start
+    in the log's tail is followed by its readiness, or (a containerd long up) no start is
+    in the tail at all. Asked once `ctr` answers, when the running one's start is logged."""
+    try:
+        with log.open("rb") as file:
+            file.seek(max(0, log.stat().st_size - LOG_TAIL_BYTES))
+            tail = file.read()
+    except OSError:
+        return False
+    starting = tail.rfind(CRI_STARTING)
+    return starting < 0 or tail.rfind(CRI_SERVING) > starting
+
+
 @dataclass(frozen=True)
 class Archive:
     path: Path

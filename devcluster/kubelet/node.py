@@ -35,7 +35,8 @@ def _containerd(layout: Layout) -> list[str]:
 
 
 def _containerd_healthy(layout: Layout) -> bool:
-    return containerd.answers(NodePaths.of(layout))
+    paths = NodePaths.of(layout)
+    return containerd.answers(paths) and containerd.cri_serving(layout.log_file("containerd"))
 
 
 def _kubelet(layout: Layout) -> list[str]:

@@ -241,3 +241,24 @@ def test_a_kubeconfig_is_rewritten_only_when_what_it_says_changes(tmp_path: Path
     assert path.stat().st_ino == inode
     write_kubeconfig(path, "https://10.87.0.1:6443", tmp_path, "admin")
     assert "https://10.87.0.1:6443" in path.read_text()
+
+
+def _log(tmp_path: Path, *lines: str) -> Path:
+    log = tmp_path / "containerd.log"
+    log.write_text("".join(f'time="t" level=info msg="{line}"\n' for line in lines))
+    return log
+
+
+def test_the_kubelet_waits_until_containerds_cri_service_has_recovered_and_serves(
+    tmp_path: Path,
+) -> None:
+    started = ["Start cri plugin with config {}", "containerd successfully booted in 0.01s"]
+    recovering = [*started, "Start recovering state"]
+    assert not containerd.cri_serving(_log(tmp_path, *recovering))
+    assert containerd.cri_serving(_log(tmp_path, *recovering, "Start streaming server"))
+    # The previous run's readiness does not count for the one started after it.
+    again = [*recovering, "Start streaming server", "stopped", *recovering]
+    assert not containerd.cri_serving(_log(tmp_path, *again))
+    # Up so long that its start has left the tail: it serves.
+    assert containerd.cri_serving(_log(tmp_path, "Start streaming server", "pulled an image"))
+    assert not containerd.cri_serving(tmp_path / "missing.log")
