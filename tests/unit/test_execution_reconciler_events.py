@@ -3,8 +3,7 @@ API of tests/memory_kube.py, which records every request).
 
 Cases:
 - a reconcile that creates a Phase writes no status: the Phase's own event brings the one
-  write, with the Phase listed (written before, the status would be written twice); the
-  Phase as the API server returned it is handed on (its runner starts from it);
+  write, with the Phase listed (written before, the status would be written twice);
 - the event of the reconciler's own last status write is known as that write's echo, once,
   and an event of any other version is not;
 - reconciles of one Execution that come while another waits for the lock are not queued
@@ -72,22 +71,11 @@ def _kube(execution: dict[str, Any]) -> MemoryKube:
 
 
 def _reconciler(
-    kube: MemoryKube,
-    executions: dict[Any, list[Any]],
-    phases: dict[str, list[Any]],
-    created: list[dict[str, Any]] | None = None,
+    kube: MemoryKube, executions: dict[Any, list[Any]], phases: dict[str, list[Any]]
 ) -> ExecutionReconciler:
     observed = Observed(executions, phases, {})
     admission = QueueAdmission(observed)
-    told = created if created is not None else []
-    return ExecutionReconciler(
-        kube,
-        None,
-        None,  # type: ignore[arg-type]
-        observed,
-        admission,
-        phase_created=told.append,
-    )
+    return ExecutionReconciler(kube, None, None, observed, admission)  # type: ignore[arg-type]
 
 
 STATUS = f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/executions/{NAME}/status"
@@ -97,14 +85,10 @@ def test_a_reconcile_that_creates_a_phase_leaves_the_status_to_the_phases_event(
     execution = _execution("10")
     kube = _kube(execution)
     phases: dict[str, list[Any]] = {}
-    created: list[dict[str, Any]] = []
-    reconciler = _reconciler(kube, {(NAMESPACE, NAME): [execution]}, phases, created)
+    reconciler = _reconciler(kube, {(NAMESPACE, NAME): [execution]}, phases)
 
     asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
     assert kube.requests == [("POST", f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/phases")]
-    # The Phase as created goes to its runner, which need not read it again.
-    assert [body["metadata"]["name"] for body in created] == [f"{NAME}-0-run"]
-    assert created[0]["metadata"]["uid"]
 
     phases[UID] = [_phase(execution)]  # the Phase's event: the watch shows it
     asyncio.run(reconciler.reconcile(NAMESPACE, NAME))

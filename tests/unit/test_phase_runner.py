@@ -126,32 +126,6 @@ def test_an_agent_that_reports_success_and_exits_0_completes_the_phase(
     assert ("UNFINALIZE", POD) in kube.requests  # released once its run was recorded
 
 
-def test_a_runner_given_the_phase_as_created_asks_for_nothing_before_its_pod() -> None:
-    kube = MemoryKube()
-    phase_in(kube)
-    created = kube.objects[paths.phase(NAMESPACE, PHASE)]
-    observed = Observed(executions={}, phases={}, pods={})
-    runner = PhaseRunner(
-        kube,
-        OperatorConfig(),
-        None,
-        observed,
-        namespace=NAMESPACE,
-        name=PHASE,
-        created=created,
-    )
-
-    async def main() -> None:
-        task = asyncio.create_task(runner.run())
-        await until(lambda: POD in kube.objects, "the pod is made")
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-
-    asyncio.run(main())
-    # The pod first: no GET of the Phase, and a prompt this small needs no ConfigMap.
-    assert kube.requests[0] == ("POST", paths.pod(NAMESPACE))
-
-
 def test_a_cancel_while_the_pod_waits_to_start_ends_it_cancelled_not_interrupted() -> None:
     kube = MemoryKube()
     phase_in(kube)

@@ -56,7 +56,14 @@ class Operator:
         self._notifier = notifier.from_config(self.kube, config)
         # Kept across leader terms: an admission this process made stays counted (R75).
         self._admission = QueueAdmission(observed)
-        self.executions = self._execution_reconciler()
+        self.executions = ExecutionReconciler(
+            self.kube,
+            storage,
+            self._notifier,
+            observed,
+            self._admission,
+            default_ttl=config.default_ttl,
+        )
         self.crons = CronReconciler(self.kube, observed, config.schedule_clock)
         self._runners: dict[tuple[str, str], tuple[PhaseRunner, asyncio.Task[None]]] = {}
         # Reconciles and resyncs: they act for the leader, so they stop with its leadership.
@@ -65,17 +72,6 @@ class Operator:
         # kopf posts Events only from the context of its handlers: a resync runs in a copy.
         self._kopf_context: contextvars.Context | None = None
         self._kopf_context_known = asyncio.Event()
-
-    def _execution_reconciler(self) -> ExecutionReconciler:
-        return ExecutionReconciler(
-            self.kube,
-            self.storage,
-            self._notifier,
-            self._observed,
-            self._admission,
-            default_ttl=self.config.default_ttl,
-            phase_created=self._phase_created,
-        )
 
     @property
     def leading(self) -> bool:
@@ -120,38 +116,22 @@ class Operator:
             return
         cancel = bool(body.get("spec", {}).get("cancel"))
         interrupt = bool(body.get("spec", {}).get("interrupt"))
-        runner = self._runner(namespace, name)
+        running = self._runners.get((namespace, name))
+        if running is None:
+            runner = PhaseRunner(
+                self.kube,
+                self.config,
+                self.storage,
+                self._observed,
+                namespace=namespace,
+                name=name,
+            )
+            task = asyncio.create_task(self._keep_running(runner), name=f"phase {namespace}/{name}")
+            self._runners[namespace, name] = (runner, task)
+            running = (runner, task)
         if cancel or interrupt:
             generation = body["metadata"].get("generation")
-            runner.notify(cancel=cancel, interrupt=interrupt, generation=generation)
-
-    def _phase_created(self, body: dict[str, Any]) -> None:
-        """A Phase this replica has just created: its runner starts now, from the body the
-        API server returned, which no one can have changed yet (a runner is its only
-        status writer, and none had its UID), instead of reading it again."""
-        if self.leading:
-            meta = body["metadata"]
-            self._runner(meta["namespace"], meta["name"], created=body)
-
-    def _runner(
-        self, namespace: str, name: str, *, created: dict[str, Any] | None = None
-    ) -> PhaseRunner:
-        """The Phase's runner, started unless it runs."""
-        running = self._runners.get((namespace, name))
-        if running is not None:
-            return running[0]
-        runner = PhaseRunner(
-            self.kube,
-            self.config,
-            self.storage,
-            self._observed,
-            namespace=namespace,
-            name=name,
-            created=created,
-        )
-        task = asyncio.create_task(self._keep_running(runner), name=f"phase {namespace}/{name}")
-        self._runners[namespace, name] = (runner, task)
-        return runner
+            running[0].notify(cancel=cancel, interrupt=interrupt, generation=generation)
 
     def phase_deleted(self, namespace: str, name: str, uid: str) -> None:
         running = self._runners.pop((namespace, name), None)
@@ -259,7 +239,14 @@ class Operator:
         self.crons.stop()
         # A stopped reconciler keeps its cancelled retries on record: the next leader term
         # starts with a fresh one.
-        self.executions = self._execution_reconciler()
+        self.executions = ExecutionReconciler(
+            self.kube,
+            self.storage,
+            self._notifier,
+            self._observed,
+            self._admission,
+            default_ttl=self.config.default_ttl,
+        )
         if tasks:
             logger.warning("stopped %d runners and reconciles: %s", len(tasks), reason)
         return tasks

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from agentjobs.adapters import log_records, metrics, paths
-from agentjobs.adapters.kube import ApiError, JsonObject, Kube
+from agentjobs.adapters.kube import ApiError, Kube
 from agentjobs.contract.grading.revision import Revision
 from agentjobs.contract.phase import operator_failure, phase_core, phase_status, run_checkpoint
 from agentjobs.contract.phase.phase_core import Step
@@ -106,12 +106,8 @@ class PhaseRunner:
         *,
         namespace: str,
         name: str,
-        created: JsonObject | None = None,
     ) -> None:
         self._kube = kube
-        # The Phase as its creation returned it, when this process created it: the first
-        # run starts from it instead of a GET (every later one reads the Phase afresh).
-        self._created = created
         self._observed = observed
         self._config = config
         self._storage = storage
@@ -139,9 +135,7 @@ class PhaseRunner:
             self._ctx.changed.set()
 
     async def run(self) -> None:
-        body, self._created = self._created, None
-        if body is None:
-            body = await self._kube.get(paths.phase(self.namespace, self.name))
+        body = await self._kube.get(paths.phase(self.namespace, self.name))
         if body is None:
             return
         ctx = PhaseContext(self._kube, self._config, self._storage, self._observed, body)
