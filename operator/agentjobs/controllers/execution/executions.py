@@ -25,7 +25,8 @@ from agentjobs.contract.phase import phase_status
 from agentjobs.contract.scheduling import queue
 from agentjobs.contract.scheduling.queue import Decision
 from agentjobs.controllers.execution.queue_admission import QueueAdmission
-from agentjobs.kube import admission, naming, ownership, resource_versions
+from agentjobs.controllers.execution.resumption import resumption_of
+from agentjobs.kube import admission, ownership, resource_versions
 from agentjobs.kube.status_patch import status_patch
 from agentjobs.models.contract import SystemFailure
 from agentjobs.models.resource_status import ExecutionResourceStatus, PhaseResourceStatus
@@ -192,7 +193,7 @@ class ExecutionReconciler:
         children = await self._children(namespace, name, body["metadata"]["uid"])
         resumption = None
         if resume.needs_parent(spec, previous):
-            resumption = self._resumption(namespace, spec)
+            resumption = resumption_of(self._observed, namespace, spec)
         now = datetime.now(UTC)
         plan = execution_plan.plan_execution(
             spec,
@@ -303,35 +304,6 @@ class ExecutionReconciler:
             task = asyncio.create_task(self.reconcile(namespace, member.name))
             self._nudges.add(task)
             task.add_done_callback(self._nudges.discard)
-
-    def _resumption(self, namespace: str, spec: ExecutionSpec) -> resume.Resumption | SystemFailure:
-        """R48: what this execution inherits from its parent, read by name in its namespace
-        (never patched), with the hand-off its last inherited phase's Phase holds; both as the
-        watches show them."""
-        assert spec.resume_from is not None
-        name = spec.resume_from.name
-        body = self._observed.execution(namespace, name)
-        parent = None if body is None else resume.Parent.from_api(body)
-        inheritance = resume.inherit(spec, parent, name=name)
-        if isinstance(inheritance, SystemFailure):
-            return inheritance
-        if inheritance.handoff_phase is None:
-            return resume.resumption(inheritance, None)
-        index, phase_name = inheritance.handoff_phase
-        # Found by its place, not its name: an older operator may have named it otherwise.
-        phase = next(
-            (
-                item
-                for item in self._observed.phases_of(inheritance.parent.uid)
-                if (item["spec"].get("index"), item["spec"].get("name")) == (index, phase_name)
-            ),
-            None,
-        )
-        if phase is None:
-            resource_name = naming.phase_resource(name, index, phase_name)
-            return resume.handoff_gone(inheritance.parent, resource_name)
-        status = PhaseResourceStatus.model_validate(phase.get("status") or {})
-        return resume.resumption(inheritance, status.handoff, status.repositories)
 
     async def _apply_retention(self, body: dict[str, Any], spec: ExecutionSpec) -> bool:
         """``artifactRetention: Delete`` holds a finalizer that removes the execution's objects
