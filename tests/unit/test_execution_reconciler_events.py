@@ -6,6 +6,9 @@ Cases:
   write, with the Phase listed (written before, the status would be written twice);
 - the event of the reconciler's own last status write is known as that write's echo, once,
   and an event of any other version is not;
+- a cancel that comes before the watch shows the Phase just created cancels that Phase,
+  and the Execution runs until it ends (as if there were none, it ended cancelled at once
+  and left the Phase running);
 - reconciles of one Execution that come while another waits for the lock are not queued
   behind it (the waiting one reads the state when it starts): four at once are two
   reconciles, and the second still sees what changed meanwhile.
@@ -58,7 +61,12 @@ def _phase(execution: dict[str, Any]) -> dict[str, Any]:
     phase = phase_status.phase_spec(spec, execution_name=NAME, index=0, inputs=None)
     owner = {"uid": UID, "controller": True, "kind": "Execution", "name": NAME}
     return {
-        "metadata": {"namespace": NAMESPACE, "name": f"{NAME}-0-run", "ownerReferences": [owner]},
+        "metadata": {
+            "namespace": NAMESPACE,
+            "name": f"{NAME}-0-run",
+            "uid": f"uid-{NAME}-0-run",  # as MemoryKube makes it
+            "ownerReferences": [owner],
+        },
         "spec": phase.model_dump(mode="json", by_alias=True, exclude_none=True),
     }
 
@@ -138,3 +146,38 @@ def test_reconciles_that_come_while_one_waits_are_not_queued_behind_it() -> None
     asyncio.run(scenario())
 
     assert reads == ["10", "20"]
+
+
+def test_a_cancel_before_the_watch_shows_the_new_phase_cancels_that_phase() -> None:
+    execution = _execution("10")
+    kube = _kube(execution)
+    executions: dict[Any, list[Any]] = {(NAMESPACE, NAME): [execution]}
+    reconciler = _reconciler(kube, executions, {})
+    asyncio.run(reconciler.reconcile(NAMESPACE, NAME))  # creates the Phase
+    cancelled = copy.deepcopy(execution)
+    cancelled["spec"]["cancel"] = True
+    cancelled["metadata"]["resourceVersion"] = "30"
+    executions[NAMESPACE, NAME] = [cancelled]  # the watch shows the cancel, not the Phase
+
+    asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
+
+    phase = f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/phases/{NAME}-0-run"
+    assert kube.requests[1] == ("PATCH", phase)
+    assert kube.patches[0] == {"spec": {"cancel": True}}
+    assert kube.patches[-1]["status"]["status"] == "running"
+
+
+def test_a_phase_made_here_and_deleted_unseen_is_no_longer_counted() -> None:
+    execution = _execution("10")
+    kube = _kube(execution)
+    reconciler = _reconciler(kube, {(NAMESPACE, NAME): [execution]}, {})
+    asyncio.run(reconciler.reconcile(NAMESPACE, NAME))  # creates the Phase
+    reconciler.phase_deleted(f"uid-{NAME}-0-run")
+    del kube.objects[f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/phases/{NAME}-0-run"]
+
+    asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
+
+    assert kube.requests[-1] == (
+        "POST",
+        f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/phases",
+    )

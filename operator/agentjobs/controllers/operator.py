@@ -107,6 +107,9 @@ class Operator:
         if not self.executions.echoes_own_write(namespace, name, version):
             await self.reconcile(namespace, name)
 
+    def execution_deleted(self, uid: str) -> None:
+        self.crons.run_deleted(uid)
+
     def phase_seen(self, namespace: str, name: str, body: dict[str, Any]) -> None:
         self._remember_kopf_context()
         if not self.leading:
@@ -134,6 +137,7 @@ class Operator:
             running[0].notify(cancel=cancel, interrupt=interrupt, generation=generation)
 
     def phase_deleted(self, namespace: str, name: str, uid: str) -> None:
+        self.executions.phase_deleted(uid)
         running = self._runners.pop((namespace, name), None)
         if running is not None:
             running[1].cancel()

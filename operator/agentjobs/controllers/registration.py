@@ -168,6 +168,8 @@ async def execution_event(
     if event["type"] != "DELETED":
         version = body["metadata"]["resourceVersion"]
         await memo["operator"].execution_seen(namespace, name, version)
+    else:
+        memo["operator"].execution_deleted(body["metadata"]["uid"])
     # Ended or gone, it frees its place in its queue (R75): once the watch shows it, which is
     # what the decisions read.
     queue = body.get("spec", {}).get("queue")

@@ -34,6 +34,7 @@ from agentjobs.models.resources import GROUP, ArtifactStorage, ExecutionSpec, Ph
 from agentjobs.runtime import backoff, errors, events
 from agentjobs.runtime.errors import RetryLater, StatusTooLarge, log_retry
 from agentjobs.runtime.observed import Observed
+from agentjobs.runtime.own_creations import OwnCreations
 from agentjobs.services.notifier import Notifier
 from agentjobs.services.phase_storage import PhaseStorage
 
@@ -70,6 +71,7 @@ class ExecutionReconciler:
         self._wakeups: dict[tuple[str, str], tuple[datetime, asyncio.Task[None]]] = {}
         self._admission = admission
         self._nudges: set[asyncio.Task[None]] = set()
+        self._created = OwnCreations()  # Phases made, until the watch shows them
 
     async def reconcile(self, namespace: str, name: str, *, attempt: int = 0) -> None:
         """Reconcile now; after a failure, try again later with backoff (events may not come).
@@ -136,7 +138,7 @@ class ExecutionReconciler:
     ) -> list[execution_plan.ChildPhase]:
         """The Phases this Execution owns; a predecessor's of the same name are not."""
         children = []
-        for item in self._observed.phases_of(uid):
+        for item in self._created.with_unseen(uid, self._observed.phases_of(uid)):
             if item["metadata"]["namespace"] != namespace:
                 continue
             spec = PhaseSpec.model_validate(item["spec"])
@@ -172,6 +174,10 @@ class ExecutionReconciler:
                 self._echoes[key] = body["metadata"]["resourceVersion"]
             else:
                 self._echoes.pop(key, None)
+
+    def phase_deleted(self, uid: str) -> None:
+        """The watch showed a Phase's deletion: one made here and never shown is no more."""
+        self._created.deleted(uid)
 
     def echoes_own_write(self, namespace: str, name: str, version: str) -> bool:
         """True when an Execution's event shows just what this reconciler's last write made
@@ -368,8 +374,10 @@ class ExecutionReconciler:
         )
         resource_name = manifest["metadata"]["name"]
         try:
-            if await self._kube.create(paths.phase(namespace), manifest) is not None:
+            created = await self._kube.create(paths.phase(namespace), manifest)
+            if created is not None:
                 logger.info("created phase %s/%s", namespace, resource_name)
+                self._created.created(meta["uid"], created)
                 return True
         except ApiError as error:
             refused = admission.refusal_blocker(
@@ -385,4 +393,5 @@ class ExecutionReconciler:
             # A Phase of an earlier Execution of this name, still being collected.
             reason = ownership.describe_foreign(existing) if existing else "it was just removed"
             raise RetryLater(f"cannot create Phase {resource_name!r} yet: {reason}")
+        self._created.created(meta["uid"], existing)
         return False

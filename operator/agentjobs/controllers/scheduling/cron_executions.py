@@ -23,6 +23,7 @@ from agentjobs.models.scheduling import CronExecutionSpec, CronExecutionStatus
 from agentjobs.runtime import backoff, errors, events
 from agentjobs.runtime.errors import log_retry
 from agentjobs.runtime.observed import Observed
+from agentjobs.runtime.own_creations import OwnCreations
 from agentjobs.runtime.schedule_clock import ScheduleClock
 
 logger = logging.getLogger(__name__)
@@ -39,6 +40,12 @@ class CronReconciler:
         self._failures: dict[tuple[str, str], int] = {}
         # The plan's Events last posted for each CronExecution.
         self._told: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
+        self._created = OwnCreations()  # runs made, until the watch shows them
+
+    def run_deleted(self, uid: str) -> None:
+        """The watch showed an Execution's deletion: a run made here and never shown is no
+        more."""
+        self._created.deleted(uid)
 
     def stop(self) -> None:
         for _, task in self._wakeups.values():
@@ -68,7 +75,9 @@ class CronReconciler:
         recorded = CronExecutionStatus.model_validate(body.get("status") or {})
         found = [
             cron_status.run_of(execution)
-            for execution in self._observed.executions_owned_by(meta["uid"])
+            for execution in self._created.with_unseen(
+                meta["uid"], self._observed.executions_owned_by(meta["uid"])
+            )
             if execution["metadata"]["namespace"] == namespace
         ]
         now = self._clock.now()
@@ -132,7 +141,9 @@ class CronReconciler:
             return None
         if made is None:
             existing = await self._kube.get(paths.execution(namespace, run))
-            if existing is not None and not ownership.owned_by(existing, meta["uid"]):
+            if existing is not None and ownership.owned_by(existing, meta["uid"]):
+                self._created.created(meta["uid"], existing)  # its event may be yet to come
+            elif existing is not None:
                 events.post(
                     body,
                     reason="FailedCreate",
@@ -140,6 +151,7 @@ class CronReconciler:
                     warning=True,
                 )
             return None
+        self._created.created(meta["uid"], made)
         logger.info("created execution %s/%s for %s", namespace, run, scheduled.isoformat())
         events.post(body, reason="SuccessfulCreate", message=f"created Execution {run}")
         return made
