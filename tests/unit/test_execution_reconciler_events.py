@@ -9,6 +9,7 @@ Cases:
 - a cancel that comes before the watch shows the Phase just created cancels that Phase,
   and the Execution runs until it ends (as if there were none, it ended cancelled at once
   and left the Phase running);
+- the Execution's end is told by an Event, its start is not (its first Phase's tells it);
 - reconciles of one Execution that come while another waits for the lock are not queued
   behind it (the waiting one reads the state when it starts): four at once are two
   reconciles, and the second still sees what changed meanwhile.
@@ -181,3 +182,24 @@ def test_a_phase_made_here_and_deleted_unseen_is_no_longer_counted() -> None:
         "POST",
         f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/phases",
     )
+
+
+def test_the_execution_tells_its_end_by_an_event_and_leaves_its_start_to_the_phase(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    posted: list[str] = []
+    monkeypatch.setattr(events, "post", lambda *args, reason, **kwargs: posted.append(reason))
+    execution = _execution("10")
+    kube = _kube(execution)
+    phase = _phase(execution)
+    phases = {UID: [{**phase, "status": {"status": "running", "podName": "fix-0-run-a1"}}]}
+    reconciler = _reconciler(kube, {(NAMESPACE, NAME): [execution]}, phases)
+    asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
+    assert kube.patches[-1]["status"]["status"] == "running" and posted == []
+
+    ended = {"status": "completed", "finishedAt": "2026-12-05T10:00:00Z"}
+    phases[UID] = [{**phase, "status": {**phases[UID][0]["status"], **ended}}]
+    asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
+
+    assert kube.patches[-1]["status"]["status"] == "completed"
+    assert posted == ["Complete"]

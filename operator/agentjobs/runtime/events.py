@@ -17,11 +17,16 @@ def post(body: dict[str, Any], *, reason: str, message: str, warning: bool = Fal
 
 
 def post_condition_changes(
-    body: dict[str, Any], previous: Sequence[Condition], current: Sequence[Condition]
+    body: dict[str, Any],
+    previous: Sequence[Condition],
+    current: Sequence[Condition],
+    *,
+    untold: frozenset[str] = frozenset(),
 ) -> None:
+    """An Event for each condition that became true, but those of types in ``untold``."""
     changed = conditions.changed_types(previous, current)
     for condition in current:
-        if condition.type not in changed:
+        if condition.type not in changed or condition.type in untold:
             continue
         if condition.type == "Finished" and ({"Complete", "Failed"} & set(changed)):
             continue  # Complete or Failed already tells it

@@ -40,6 +40,9 @@ from agentjobs.services.phase_storage import PhaseStorage
 
 logger = logging.getLogger(__name__)
 ARTIFACTS_FINALIZER = f"{GROUP}/artifacts"
+# An Execution starts running with its first Phase, whose own Running Event tells it: a
+# second Event saying the same was one request in thirty of a phase's.
+UNTOLD_CONDITIONS = frozenset({"Running"})
 
 
 class ExecutionReconciler:
@@ -297,7 +300,9 @@ class ExecutionReconciler:
         )
         self._wrote(patched, settled=settled)
         if patched is not None:
-            events.post_condition_changes(body, previous.conditions, status.conditions)
+            events.post_condition_changes(
+                body, previous.conditions, status.conditions, untold=UNTOLD_CONDITIONS
+            )
             if previous.finished_at is None and status.finished_at is not None:
                 metrics.executions_finished.labels(
                     status.status, status.failure_classification or ""
