@@ -158,13 +158,23 @@ def test_replace_cancels_the_running_one_for_the_next(
     )
     wait_for(lambda: len(runs(kubectl, namespace, "swap")) >= 2, what="a second run")
     first = runs(kubectl, namespace, "swap")[0]["metadata"]["name"]
-    wait_for(
-        lambda: (
-            kubectl.json("get", "execution", first, "-n", namespace).get("status", {}).get("status")
-            == "cancelled"
-        ),
-        what="the first run to be cancelled",
-    )
+    try:
+        wait_for(
+            lambda: (
+                kubectl.json("get", "execution", first, "-n", namespace)
+                .get("status", {})
+                .get("status")
+                == "cancelled"
+            ),
+            what="the first run to be cancelled",
+        )
+    except AssertionError as error:  # what the cluster held then, to tell why
+        phases = kubectl.json("get", "phases", "-n", namespace)["items"]
+        held = {
+            "execution": kubectl.json("get", "execution", first, "-n", namespace),
+            "phases": {p["metadata"]["name"]: p.get("status", {}) for p in phases},
+        }
+        raise AssertionError(f"{error}: {json.dumps(held)}") from error
     execution = kubectl.json("get", "execution", first, "-n", namespace)
     assert execution["spec"]["cancel"] is True
 

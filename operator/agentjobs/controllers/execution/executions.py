@@ -307,6 +307,9 @@ class ExecutionReconciler:
                 metrics.executions_finished.labels(
                     status.status, status.failure_classification or ""
                 ).inc()
+                logger.info(
+                    "execution %s/%s ended %s", meta["namespace"], meta["name"], status.status
+                )
         return status
 
     def nudge_queue(self, namespace: str, queue_name: str) -> None:
