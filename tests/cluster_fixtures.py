@@ -15,6 +15,7 @@ is a client of it.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -24,6 +25,7 @@ from collections.abc import Iterator
 import pytest
 from minio import Minio
 
+from agentjobs.kube.naming import POD_FINALIZER
 from devcluster import cluster, processes
 from devcluster.components import APISERVER
 from devcluster.layout import default_layout
@@ -97,6 +99,28 @@ def namespace(kubectl: Kubectl, request: pytest.FixtureRequest) -> Iterator[str]
         time.sleep(0.2)
     yield name
     kubectl.run("delete", "namespace", name, "--wait=false")
+    _let_pods_go(kubectl, name)
+
+
+def _let_pods_go(kubectl: Kubectl, namespace: str) -> None:
+    """Stop the namespace's pods now and take the operator's finalizer off them. The test's
+    operator has stopped by now: a harvester it had not told to stop would wait out its
+    hour's grace for credentials, and a pod it had not let go would keep its finalizer for
+    ever; in a long session they filled the node's 110 pods and later pods could not be
+    scheduled."""
+    kubectl.run(
+        "delete", "pods", "--all", "-n", namespace, "--grace-period=0", "--force", "--wait=false",
+        check=False,
+    )  # fmt: skip
+    for pod in kubectl.json("get", "pods", "-n", namespace)["items"]:
+        finalizers = pod["metadata"].get("finalizers") or []
+        if POD_FINALIZER in finalizers:
+            kept = [f for f in finalizers if f != POD_FINALIZER]
+            patch = json.dumps({"metadata": {"finalizers": kept or None}})
+            kubectl.run(
+                "patch", "pod", pod["metadata"]["name"], "-n", namespace, "--type=merge",
+                "-p", patch, check=False,  # gone meanwhile
+            )  # fmt: skip
 
 
 @pytest.fixture
