@@ -24,13 +24,14 @@ from agentjobs.contract.outcome import status_budget
 from agentjobs.contract.phase import phase_status
 from agentjobs.contract.scheduling import queue
 from agentjobs.contract.scheduling.queue import Decision
+from agentjobs.controllers.execution import retention
 from agentjobs.controllers.execution.queue_admission import QueueAdmission
 from agentjobs.controllers.execution.resumption import resumption_of
 from agentjobs.kube import admission, ownership, resource_versions
 from agentjobs.kube.status_patch import status_patch
 from agentjobs.models.contract import SystemFailure
 from agentjobs.models.resource_status import ExecutionResourceStatus, PhaseResourceStatus
-from agentjobs.models.resources import GROUP, ArtifactStorage, ExecutionSpec, PhaseSpec
+from agentjobs.models.resources import ExecutionSpec, PhaseSpec
 from agentjobs.runtime import backoff, errors, events
 from agentjobs.runtime.errors import RetryLater, StatusTooLarge, log_retry
 from agentjobs.runtime.observed import Observed
@@ -39,7 +40,6 @@ from agentjobs.services.notifier import Notifier
 from agentjobs.services.phase_storage import PhaseStorage
 
 logger = logging.getLogger(__name__)
-ARTIFACTS_FINALIZER = f"{GROUP}/artifacts"
 # An Execution starts running with its first Phase, whose own Running Event tells it: a
 # second Event saying the same was one request in thirty of a phase's.
 UNTOLD_CONDITIONS = frozenset({"Running"})
@@ -196,7 +196,9 @@ class ExecutionReconciler:
         if body is None:
             return
         spec = ExecutionSpec.model_validate(body["spec"])
-        if await self._apply_retention(body, spec):
+        kept = await retention.apply(self._kube, self._storage, body, spec)
+        self._wrote(kept.written)
+        if kept.being_deleted:
             return
         previous = ExecutionResourceStatus.model_validate(body.get("status") or {})
         children = await self._children(namespace, name, body["metadata"]["uid"])
@@ -318,45 +320,6 @@ class ExecutionReconciler:
             task = asyncio.create_task(self.reconcile(namespace, member.name))
             self._nudges.add(task)
             task.add_done_callback(self._nudges.discard)
-
-    async def _apply_retention(self, body: dict[str, Any], spec: ExecutionSpec) -> bool:
-        """``artifactRetention: Delete`` holds a finalizer that removes the execution's objects
-        when it is deleted; True when the execution is being deleted (nothing else to do)."""
-        meta = body["metadata"]
-        finalizers: list[str] = meta.get("finalizers") or []
-        held = ARTIFACTS_FINALIZER in finalizers
-        if meta.get("deletionTimestamp"):
-            if held and self._storage is not None:
-                storage = spec.artifacts or ArtifactStorage()
-                removed = await self._storage.remove_execution(
-                    storage.bucket or self._storage.store.settings.bucket,
-                    storage.prefix,
-                    meta["namespace"],
-                    meta["name"],
-                )
-                logger.info(
-                    "removed %d artifact objects of %s/%s", removed, meta["namespace"], meta["name"]
-                )
-            if held:
-                await self._set_finalizers(
-                    body, [f for f in finalizers if f != ARTIFACTS_FINALIZER]
-                )
-            return True
-        wanted = spec.artifact_retention == "Delete" and self._storage is not None
-        if wanted and not held:
-            await self._set_finalizers(body, [*finalizers, ARTIFACTS_FINALIZER])
-        elif held and not wanted:
-            await self._set_finalizers(body, [f for f in finalizers if f != ARTIFACTS_FINALIZER])
-        return False
-
-    async def _set_finalizers(self, body: dict[str, Any], finalizers: list[str]) -> None:
-        meta = body["metadata"]
-        # The resourceVersion makes this a compare-and-swap: another writer's change wins.
-        patched = await self._kube.merge_patch(
-            paths.execution(meta["namespace"], meta["name"]),
-            {"metadata": {"finalizers": finalizers, "resourceVersion": meta["resourceVersion"]}},
-        )
-        self._wrote(patched)
 
     async def _create_phase(
         self,
