@@ -71,10 +71,8 @@ def test_a_run_the_watch_does_not_show_yet_still_holds_the_next_under_forbid() -
     cron = _cron()
     kube.put(paths.cron_execution(NAMESPACE, NAME), cron)
     clock = Clock(datetime(2026, 12, 5, 9, 1, 1, tzinfo=UTC))
-    watched_runs: dict[str, list[Any]] = {}
-    observed = Observed(
-        {}, {}, {}, cron_executions={(NAMESPACE, NAME): [cron]}, cron_runs=watched_runs
-    )
+    # The watch shows the CronExecution and none of its runs.
+    observed = Observed({}, {}, {}, cron_executions={(NAMESPACE, NAME): [cron]})
     reconciler = CronReconciler(kube, observed, clock)  # type: ignore[arg-type]
 
     async def scenario() -> None:

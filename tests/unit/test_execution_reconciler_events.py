@@ -12,27 +12,33 @@ Cases:
 - the Execution's end is told by an Event, its start is not (its first Phase's tells it);
 - reconciles of one Execution that come while another waits for the lock are not queued
   behind it (the waiting one reads the state when it starts): four at once are two
-  reconciles, and the second still sees what changed meanwhile.
+  reconciles, and the second still sees what changed meanwhile;
+- a Phase's event that moved only its runner's checkpoints (its log read, its run's facts)
+  is known as changing nothing the Execution reads, and the Execution's plan indeed never
+  sees them: the same Phase with or without them gives the same status write.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from agentjobs.adapters import paths
 from agentjobs.contract.phase import phase_status
+from agentjobs.controllers.execution import executions
 from agentjobs.controllers.execution.executions import ExecutionReconciler
 from agentjobs.controllers.execution.queue_admission import QueueAdmission
 from agentjobs.models.resources import ExecutionSpec
 from agentjobs.runtime import events
-from agentjobs.runtime.observed import Observed
+from agentjobs.runtime.observed import Observed, by_name
 from tests.memory_kube import MemoryKube
 
 NAMESPACE, NAME, UID = "team", "fix", "uid-1"
+KEY = by_name(NAMESPACE, NAME)  # the Execution's key in the watched index
 
 
 def _execution(version: str) -> dict[str, Any]:
@@ -94,7 +100,7 @@ def test_a_reconcile_that_creates_a_phase_leaves_the_status_to_the_phases_event(
     execution = _execution("10")
     kube = _kube(execution)
     phases: dict[str, list[Any]] = {}
-    reconciler = _reconciler(kube, {(NAMESPACE, NAME): [execution]}, phases)
+    reconciler = _reconciler(kube, {KEY: [execution]}, phases)
 
     asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
     assert kube.requests == [("POST", f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/phases")]
@@ -111,7 +117,7 @@ def test_a_reconcile_that_creates_a_phase_leaves_the_status_to_the_phases_event(
 def test_the_event_of_its_own_last_write_is_known_once_and_no_other() -> None:
     execution = _execution("10")
     kube = _kube(execution)
-    reconciler = _reconciler(kube, {(NAMESPACE, NAME): [execution]}, {UID: [_phase(execution)]})
+    reconciler = _reconciler(kube, {KEY: [execution]}, {UID: [_phase(execution)]})
 
     asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
     written = kube.objects[paths.execution(NAMESPACE, NAME)]["metadata"]["resourceVersion"]
@@ -125,13 +131,13 @@ def test_the_event_of_its_own_last_write_is_known_once_and_no_other() -> None:
 
 def test_reconciles_that_come_while_one_waits_are_not_queued_behind_it() -> None:
     kube = _kube(_execution("10"))
-    executions: dict[Any, list[Any]] = {(NAMESPACE, NAME): [_execution("10")]}
+    executions: dict[Any, list[Any]] = {KEY: [_execution("10")]}
     reconciler = _reconciler(kube, executions, {})
     reads: list[str] = []
     original = reconciler._reconcile
 
     async def counted(namespace: str, name: str) -> None:
-        reads.append(executions[namespace, name][0]["metadata"]["resourceVersion"])
+        reads.append(executions[by_name(namespace, name)][0]["metadata"]["resourceVersion"])
         await asyncio.sleep(0.05)  # long enough for the others to come meanwhile
         await original(namespace, name)
 
@@ -140,7 +146,7 @@ def test_reconciles_that_come_while_one_waits_are_not_queued_behind_it() -> None
     async def scenario() -> None:
         first = asyncio.create_task(reconciler.reconcile(NAMESPACE, NAME))
         await asyncio.sleep(0.01)  # the first holds the lock
-        executions[NAMESPACE, NAME] = [_execution("20")]  # what the later events bring
+        executions[KEY] = [_execution("20")]  # what the later events bring
         others = [reconciler.reconcile(NAMESPACE, NAME) for _ in range(3)]
         await asyncio.gather(first, *others)
 
@@ -152,13 +158,13 @@ def test_reconciles_that_come_while_one_waits_are_not_queued_behind_it() -> None
 def test_a_cancel_before_the_watch_shows_the_new_phase_cancels_that_phase() -> None:
     execution = _execution("10")
     kube = _kube(execution)
-    executions: dict[Any, list[Any]] = {(NAMESPACE, NAME): [execution]}
+    executions: dict[Any, list[Any]] = {KEY: [execution]}
     reconciler = _reconciler(kube, executions, {})
     asyncio.run(reconciler.reconcile(NAMESPACE, NAME))  # creates the Phase
     cancelled = copy.deepcopy(execution)
     cancelled["spec"]["cancel"] = True
     cancelled["metadata"]["resourceVersion"] = "30"
-    executions[NAMESPACE, NAME] = [cancelled]  # the watch shows the cancel, not the Phase
+    executions[KEY] = [cancelled]  # the watch shows the cancel, not the Phase
 
     asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
 
@@ -171,7 +177,7 @@ def test_a_cancel_before_the_watch_shows_the_new_phase_cancels_that_phase() -> N
 def test_a_phase_made_here_and_deleted_unseen_is_no_longer_counted() -> None:
     execution = _execution("10")
     kube = _kube(execution)
-    reconciler = _reconciler(kube, {(NAMESPACE, NAME): [execution]}, {})
+    reconciler = _reconciler(kube, {KEY: [execution]}, {})
     asyncio.run(reconciler.reconcile(NAMESPACE, NAME))  # creates the Phase
     reconciler.phase_deleted(f"uid-{NAME}-0-run")
     del kube.objects[f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/phases/{NAME}-0-run"]
@@ -193,7 +199,7 @@ def test_the_execution_tells_its_end_by_an_event_and_leaves_its_start_to_the_pha
     kube = _kube(execution)
     phase = _phase(execution)
     phases = {UID: [{**phase, "status": {"status": "running", "podName": "fix-0-run-a1"}}]}
-    reconciler = _reconciler(kube, {(NAMESPACE, NAME): [execution]}, phases)
+    reconciler = _reconciler(kube, {KEY: [execution]}, phases)
     asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
     assert kube.patches[-1]["status"]["status"] == "running" and posted == []
 
@@ -203,3 +209,61 @@ def test_the_execution_tells_its_end_by_an_event_and_leaves_its_start_to_the_pha
 
     assert kube.patches[-1]["status"]["status"] == "completed"
     assert posted == ["Complete"]
+
+
+def _running_phase(execution: dict[str, Any], **checkpoints: Any) -> dict[str, Any]:
+    phase = _phase(execution)
+    phase["metadata"]["resourceVersion"] = str(20 + len(checkpoints))
+    phase["status"] = {"status": "running", "podName": f"{NAME}-0-run-a1", **checkpoints}
+    return phase
+
+
+LOG = {"bytesRead": 160, "reportsRead": 0, "sha256": "0" * 64}
+RUN = {
+    "exitCode": 0,
+    "streamIntact": True,
+    "report": {"state": "success", "success": True, "sideEffects": "none", "comments": "done"},
+    "transcriptBytes": 160,
+    "transcriptSha256": "0" * 64,
+}
+
+
+def test_a_phase_event_that_moved_only_its_runners_checkpoints_changes_nothing_read() -> None:
+    execution = _execution("10")
+    reconciler = _reconciler(_kube(execution), {KEY: [execution]}, {})
+    running = _running_phase(execution)
+
+    assert reconciler.phase_changed(running)  # its first event
+    assert not reconciler.phase_changed(_running_phase(execution, log=LOG))
+    assert not reconciler.phase_changed(_running_phase(execution, log=LOG, run=RUN))
+    ended = _running_phase(execution, log=LOG, run=RUN)
+    ended["status"]["status"] = "completed"
+    assert reconciler.phase_changed(ended)
+    cancelled = copy.deepcopy(ended)
+    cancelled["spec"]["cancel"] = True
+    assert reconciler.phase_changed(cancelled)
+
+    reconciler.phase_deleted(running["metadata"]["uid"])
+    assert reconciler.phase_changed(cancelled)  # forgotten with its deletion
+
+
+class _FixedClock(datetime):
+    @classmethod
+    def now(cls, tz: Any = None) -> _FixedClock:
+        return cls(2026, 12, 5, 12, 0, tzinfo=UTC)
+
+
+def test_the_execution_writes_the_same_status_with_or_without_the_checkpoints(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(executions, "datetime", _FixedClock)  # the same "now" for both
+    execution = _execution("10")
+    written = []
+    for phase in (_running_phase(execution), _running_phase(execution, log=LOG, run=RUN)):
+        kube = _kube(execution)
+        reconciler = _reconciler(kube, {KEY: [execution]}, {UID: [phase]})
+        asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
+        assert kube.requests == [("PATCH", STATUS)]
+        written.append(kube.patches[-1])
+    assert written[0] == written[1]
+    assert written[0]["status"]["phases"][0]["status"] == "running"

@@ -43,3 +43,31 @@ def test_the_watched_objects_are_read_by_their_keys() -> None:
     assert watched.phases_of("a") == [body] and watched.phases_of("z") == []
     assert watched.pod("ns", "ex-0-run-a1") is body
     assert watched.execution("ns", "ex") is None
+
+
+def execution(spec: dict[str, Any], owners: list[dict[str, Any]]) -> dict[str, Any]:
+    meta = {"name": "ex", "namespace": "ns", "uid": "u", "ownerReferences": owners}
+    return {"metadata": meta, "spec": spec}
+
+
+def test_an_execution_is_kept_under_each_key_it_is_looked_up_by() -> None:
+    cron = {"uid": "c", "controller": True, "kind": "CronExecution"}
+    body = execution({"queue": "gpu"}, [cron, {"uid": "d", "kind": "CronExecution"}])
+    entries = observed.execution_entries(body)
+    assert set(entries) == {
+        observed.by_name("ns", "ex"),
+        observed.by_queue("ns", "gpu"),
+        observed.by_cron("c"),
+    }
+    watched = observed.Observed(
+        executions={key: [kept] for key, kept in entries.items()}, phases={}, pods={}
+    )
+    assert watched.execution("ns", "ex") == entries[observed.by_name("ns", "ex")]
+    assert watched.executions_in_queue("ns", "gpu") == [entries[observed.by_queue("ns", "gpu")]]
+    assert watched.executions_owned_by("c") and not watched.executions_owned_by("d")
+    assert watched.execution("ns", "gpu") is None and watched.executions_in_queue("ns", "ex") == []
+
+
+def test_an_execution_without_a_queue_or_a_cron_is_kept_under_its_name_only() -> None:
+    body = execution({}, [{"uid": "c", "controller": True, "kind": "Execution"}])
+    assert list(observed.execution_entries(body)) == [observed.by_name("ns", "ex")]

@@ -60,23 +60,13 @@ def configure(settings: kopf.OperatorSettings) -> None:
 # The indices are coroutines: kopf runs a plain function in its thread pool, a hand-off per
 # event that cost more than the indexing itself.
 @kopf.index(GROUP, VERSION, "executions")
-async def executions_by_name(body: kopf.Body, **_: Any) -> dict[observed.ExecutionKey, JsonObject]:
-    return observed.execution_entry(body)
+async def executions_by_key(body: kopf.Body, **_: Any) -> dict[observed.IndexKey, JsonObject]:
+    return observed.execution_entries(body)
 
 
 @kopf.index(GROUP, VERSION, "phases")
 async def phases_by_owner(body: kopf.Body, **_: Any) -> dict[str, JsonObject]:
     return observed.phase_entry(body)
-
-
-@kopf.index(GROUP, VERSION, "executions")
-async def cron_runs_by_owner(body: kopf.Body, **_: Any) -> dict[str, JsonObject]:
-    return observed.cron_run_entry(body)
-
-
-@kopf.index(GROUP, VERSION, "executions")
-async def queue_members(body: kopf.Body, **_: Any) -> dict[observed.ExecutionKey, JsonObject]:
-    return observed.queue_member_entry(body)
 
 
 @kopf.index(GROUP, VERSION, "executionqueues")
@@ -110,12 +100,10 @@ async def start(
     storage = await _storage(kube, config, logger)
     # kopf passes each index under its function's name; they fill as the watches start.
     watched = observed.Observed(
-        indices["executions_by_name"],
+        indices["executions_by_key"],
         indices["phases_by_owner"],
         indices["pods_by_name"],
         indices["cron_executions_by_name"],
-        indices["cron_runs_by_owner"],
-        indices["queue_members"],
         indices["execution_queues_by_name"],
     )
     memo["operator"] = operator = Operator(kube, config, storage, watched, leadership)
@@ -221,7 +209,7 @@ async def phase_event(
         operator.phase_seen(namespace, name, dict(body))
     # A deleted Phase matters to its Execution too: deleted from outside, it ends it (R22a).
     execution = body.get("spec", {}).get("executionName")
-    if execution:
+    if execution and (event["type"] == "DELETED" or operator.executions.phase_changed(dict(body))):
         await operator.reconcile(namespace, execution)
 
 

@@ -2,10 +2,10 @@
 
 kopf keeps these indices (see :mod:`registration`) from the watch streams it
 already holds, and calls no handler before every watch's first listing is in
-them: Executions by namespace and name, Phases by the UID of the Execution
-that controls them, phase pods by namespace and name, CronExecutions by
-namespace and name and their Executions by the CronExecution's UID,
-ExecutionQueues by namespace and name and the Executions naming each. An object written a
+them: Executions in one index under each key they are looked up by (namespace
+and name; the queue they name; the UID of the CronExecution that controls
+them), Phases by the UID of the Execution that controls them, phase pods,
+CronExecutions and ExecutionQueues by namespace and name. An object written a
 moment ago may still show its older version here; a reconcile acts on what
 it reads, and the watch event of the write brings the next one.
 """
@@ -19,6 +19,21 @@ from typing import Any
 from agentjobs.adapters.kube import JsonObject
 
 ExecutionKey = tuple[str, str]
+# An Execution's keys in its one index: kopf runs each index's handler on every event, and
+# the Executions' three lookups were three handlers, a fifth of the operator's indexing.
+IndexKey = tuple[str, ...]
+
+
+def by_name(namespace: str, name: str) -> IndexKey:
+    return ("name", namespace, name)
+
+
+def by_queue(namespace: str, queue: str) -> IndexKey:
+    return ("queue", namespace, queue)
+
+
+def by_cron(cron_uid: str) -> IndexKey:
+    return ("cron", cron_uid)
 
 
 def _kept(body: Mapping[str, Any]) -> JsonObject:
@@ -33,23 +48,19 @@ def execution_entry(body: Mapping[str, Any]) -> dict[ExecutionKey, JsonObject]:
     return {(meta["namespace"], meta["name"]): _kept(body)}
 
 
-def queue_member_entry(body: Mapping[str, Any]) -> dict[ExecutionKey, JsonObject]:
-    """An Execution that names a queue (R75), under its namespace and queue."""
+def execution_entries(body: Mapping[str, Any]) -> dict[IndexKey, JsonObject]:
+    """An Execution under its namespace and name; under its namespace and queue when it
+    names one (R75); under the UID of the CronExecution that controls it, if one does."""
+    meta = body["metadata"]
+    kept = _kept(body)
+    entries = {by_name(meta["namespace"], meta["name"]): kept}
     queue = (body.get("spec") or {}).get("queue")
-    if not queue:
-        return {}
-    return {(body["metadata"]["namespace"], queue): _kept(body)}
-
-
-def cron_run_entry(body: Mapping[str, Any]) -> dict[str, JsonObject]:
-    """An Execution a CronExecution controls, under that CronExecution's UID (others: not
-    indexed)."""
-    references = body["metadata"].get("ownerReferences") or []
-    return {
-        ref["uid"]: _kept(body)
-        for ref in references
-        if ref.get("controller") and ref.get("kind") == "CronExecution"
-    }
+    if queue:
+        entries[by_queue(meta["namespace"], queue)] = kept
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("controller") and ref.get("kind") == "CronExecution":
+            entries[by_cron(ref["uid"])] = kept
+    return entries
 
 
 def phase_entry(body: Mapping[str, Any]) -> dict[str, JsonObject]:
@@ -67,28 +78,26 @@ def pod_entry(body: Mapping[str, Any]) -> dict[ExecutionKey, JsonObject]:
 class Observed:
     """Read access to kopf's indices (each key holds the objects that gave it)."""
 
-    executions: Mapping[ExecutionKey, Collection[JsonObject]]
+    executions: Mapping[IndexKey, Collection[JsonObject]]
     phases: Mapping[str, Collection[JsonObject]]
     pods: Mapping[ExecutionKey, Collection[JsonObject]]
     cron_executions: Mapping[ExecutionKey, Collection[JsonObject]] = field(default_factory=dict)
-    cron_runs: Mapping[str, Collection[JsonObject]] = field(default_factory=dict)
-    queue_members: Mapping[ExecutionKey, Collection[JsonObject]] = field(default_factory=dict)
     execution_queues: Mapping[ExecutionKey, Collection[JsonObject]] = field(default_factory=dict)
 
     def execution(self, namespace: str, name: str) -> JsonObject | None:
-        return next(iter(self.executions.get((namespace, name), ())), None)
+        return next(iter(self.executions.get(by_name(namespace, name), ())), None)
 
     def cron_execution(self, namespace: str, name: str) -> JsonObject | None:
         return next(iter(self.cron_executions.get((namespace, name), ())), None)
 
     def executions_in_queue(self, namespace: str, queue: str) -> list[JsonObject]:
-        return list(self.queue_members.get((namespace, queue), ()))
+        return list(self.executions.get(by_queue(namespace, queue), ()))
 
     def execution_queue(self, namespace: str, name: str) -> JsonObject | None:
         return next(iter(self.execution_queues.get((namespace, name), ())), None)
 
     def executions_owned_by(self, cron_uid: str) -> list[JsonObject]:
-        return list(self.cron_runs.get(cron_uid, ()))
+        return list(self.executions.get(by_cron(cron_uid), ()))
 
     def phases_of(self, owner_uid: str) -> list[JsonObject]:
         return list(self.phases.get(owner_uid, ()))

@@ -18,7 +18,7 @@ from typing import Any
 
 from agentjobs.adapters import metrics, paths
 from agentjobs.adapters.kube import ApiError, JsonObject, Kube
-from agentjobs.contract.execution import execution_plan, resume, ttl
+from agentjobs.contract.execution import execution_plan, phase_view, resume, ttl
 from agentjobs.contract.notifications import due, message
 from agentjobs.contract.outcome import status_budget
 from agentjobs.contract.phase import phase_status
@@ -75,6 +75,8 @@ class ExecutionReconciler:
         self._admission = admission
         self._nudges: set[asyncio.Task[None]] = set()
         self._created = OwnCreations()  # Phases made, until the watch shows them
+        # Each Phase as its Execution last read it, by the Phase's UID.
+        self._phase_views: dict[str, JsonObject] = {}
 
     async def reconcile(self, namespace: str, name: str, *, attempt: int = 0) -> None:
         """Reconcile now; after a failure, try again later with backoff (events may not come).
@@ -149,7 +151,7 @@ class ExecutionReconciler:
                 execution_plan.ChildPhase(
                     resource_name=item["metadata"]["name"],
                     spec=spec,
-                    status=PhaseResourceStatus.model_validate(item.get("status") or {}),
+                    status=PhaseResourceStatus.model_validate(phase_view.status_view(item)),
                 )
             )
         return children
@@ -181,6 +183,17 @@ class ExecutionReconciler:
     def phase_deleted(self, uid: str) -> None:
         """The watch showed a Phase's deletion: one made here and never shown is no more."""
         self._created.deleted(uid)
+        self._phase_views.pop(uid, None)
+
+    def phase_changed(self, phase: JsonObject) -> bool:
+        """True when a Phase's event changes what its Execution reads of it: an event that
+        only moved its runner's checkpoints (two in a phase's five) leaves the plan as it was."""
+        uid = phase["metadata"]["uid"]
+        view = phase_view.execution_view(phase)
+        if self._phase_views.get(uid) == view:
+            return False
+        self._phase_views[uid] = view
+        return True
 
     def echoes_own_write(self, namespace: str, name: str, version: str) -> bool:
         """True when an Execution's event shows just what this reconciler's last write made
