@@ -9,11 +9,13 @@ their counts when they are cut again; an Execution with a huge outcome and
 notification errors fits; texts are cut between whole characters and a lone
 surrogate is replaced; a list of names is named in part and counted; the R33
 error for 12,345 empty files names three; a grader's 10,000 unmet criteria
-give 20 blockers and a count; the API's refusals for size are told apart.
+give 20 blockers and a count; the API's refusals for size are told apart; a
+status's size is that of the JSON the API adapter sends, a lone surrogate included.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 from agentjobs.adapters.kube import ApiError
@@ -22,6 +24,7 @@ from agentjobs.contract.grading import phase_end, record
 from agentjobs.contract.grading.evaluation import Evaluated
 from agentjobs.contract.outcome import status_budget
 from agentjobs.contract.text import agent_text
+from agentjobs.kube.status_patch import dump_status
 from agentjobs.models.contract import (
     Blocker,
     Criterion,
@@ -218,3 +221,11 @@ def test_the_apis_refusals_for_size_are_told_apart() -> None:
     assert errors.too_large(ApiError(422, "Invalid", "status.error: Too long: may not be more"))
     assert not errors.too_large(ApiError(422, "Invalid", "status.attempt: Invalid value"))
     assert not errors.too_large(ApiError(409, "Conflict", "the object has been modified"))
+
+
+def test_a_status_is_measured_as_the_compact_escaped_json_that_is_sent() -> None:
+    for comments in ("done", "fertig — 完了 🎉", "cut at a lone \ud83d surrogate"):
+        report = Report(state=ReportState.SUCCESS, success=True, comments=comments)
+        status = PhaseResourceStatus(report=report)
+        sent = json.dumps(dump_status(status), separators=(",", ":"))  # as kube.py sends it
+        assert status_budget.status_bytes(status) == len(sent)

@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import aiohttp
+import orjson
 import yarl
 from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
@@ -108,7 +109,9 @@ class ApiSession:
             method,
             yarl.URL(self._configuration.host + path, encoded=True),
             params=query,
-            data=None if body is None else json.dumps(body),
+            # Compact, as status_budget measures it; json, not orjson: a lone surrogate an
+            # agent's text kept is sent escaped, where orjson refuses it.
+            data=None if body is None else json.dumps(body, separators=(",", ":")),
             headers=headers,
             timeout=timeout,
             **self._options,
@@ -182,7 +185,9 @@ class Kube:
         async with response:
             if response.status >= 400:
                 raise await _api_error(response)
-            result: JsonObject = await response.json()
+            # orjson: twice as fast as json on the API's answers, the operator's commonest
+            # decode after kopf's watch lines (the API server sends only valid UTF-8).
+            result: JsonObject = await response.json(loads=orjson.loads)
             return result
 
     async def get(self, path: str) -> JsonObject | None:
@@ -226,7 +231,7 @@ class Kube:
                 *lines, pending = (pending + chunk).split(b"\n")
                 for line in lines:
                     if line.strip():
-                        yield _watch_event(json.loads(line))
+                        yield _watch_event(orjson.loads(line))
 
     async def review(self, path: str, body: JsonObject) -> JsonObject:
         """Create a review (TokenReview, SubjectAccessReview): the API's answer, its status."""

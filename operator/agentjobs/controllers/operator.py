@@ -25,7 +25,6 @@ from agentjobs.controllers.phase import phase_runner, pod_release
 from agentjobs.controllers.phase.phase_runner import PhaseRunner
 from agentjobs.controllers.scheduling.cron_executions import CronReconciler
 from agentjobs.kube import naming, ownership
-from agentjobs.models.resource_status import PhaseResourceStatus
 from agentjobs.runtime import backoff
 from agentjobs.runtime.config import OperatorConfig
 from agentjobs.runtime.errors import log_retry
@@ -114,8 +113,10 @@ class Operator:
         self._remember_kopf_context()
         if not self.leading:
             return
-        status = PhaseResourceStatus.model_validate(body.get("status") or {})
-        if phase_status.is_terminal(status) or body["metadata"].get("deletionTimestamp"):
+        # Read raw, not validated: this runs on each of a Phase's events, and its runner
+        # validates the Phase it reads.
+        ended = (body.get("status") or {}).get("status") in phase_status.TERMINAL
+        if ended or body["metadata"].get("deletionTimestamp"):
             return
         cancel = bool(body.get("spec", {}).get("cancel"))
         interrupt = bool(body.get("spec", {}).get("interrupt"))

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
 
 from agentjobs.contract.reading import report_body, report_reader
 from agentjobs.contract.text import agent_text
@@ -81,8 +82,11 @@ FIELD_CAPS = LEVELS[0]
 
 
 def status_bytes(status: BaseModel) -> int:
-    """The status's size as it is sent: the API's JSON, non-ASCII escaped."""
-    return len(json.dumps(dump_status(status)))
+    """The status's size as it is sent: compact JSON, non-ASCII escaped."""
+    try:  # pydantic's own JSON: a fifth of the cost of dumping it and encoding that
+        return len(status.model_dump_json(by_alias=True, exclude_none=True, ensure_ascii=True))
+    except PydanticSerializationError:  # a lone surrogate, which only json escapes
+        return len(json.dumps(dump_status(status), separators=(",", ":")))
 
 
 def fit_phase(status: PhaseResourceStatus, budget: int = STATUS_BUDGET) -> PhaseResourceStatus:
