@@ -85,6 +85,8 @@ class Observed:
     attempts: dict[str, int] = field(default_factory=dict)  # by Phase
     finished: set[str] = field(default_factory=set)
     last_finished_at: float = 0.0
+    # Each finished owner's verdict: an Execution's status; a Job's finishing condition.
+    verdicts: Counter[str] = field(default_factory=Counter)
 
     def _count(self) -> None:
         counted = self.running & self.read_live if self.live_logs_only else self.running
@@ -117,6 +119,7 @@ class Observed:
                     return
                 self.finished.add(name)
                 self.last_finished_at = time.monotonic()
+                self.verdicts[(owner.get("status") or {}).get("status") or wanted] += 1
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,7 @@ class Run:
     # Phases that took more than one attempt (always 0 for Jobs, whose retries make pods).
     retried: int
     by_kind: Counter[str]  # requests by verb and resource
+    verdicts: Counter[str]
 
     @property
     def per_minute(self) -> float:
@@ -303,6 +307,7 @@ async def _measure(
         by_kind=by_kind,
         pods=len(observed.pods),
         retried=sum(1 for attempt in observed.attempts.values() if attempt > 1),
+        verdicts=observed.verdicts,
     )
 
 
@@ -413,7 +418,8 @@ def describe(what: str, run: Run) -> str:
     return (
         f"{run.count} {what}: peak {run.peak} running at once, {run.per_minute:.0f}/min "
         f"({run.seconds:.1f} s), {run.requests_each:.1f} API requests each, "
-        f"{run.pods} pods, {run.retried} retried"
+        f"{run.pods} pods, {run.retried} retried; ended "
+        + ", ".join(f"{verdict} {n}" for verdict, n in run.verdicts.most_common())
     )
 
 

@@ -6,7 +6,8 @@ Cases:
 - a phase whose log is first read after its agent exited (a stream that waited for a
   connection) never counts;
 - every pod seen is remembered, and a Phase's attempt, to tell a phase that ran twice;
-- an owner is finished at its first event with the wanted condition True, and only then.
+- an owner is finished at its first event with the wanted condition True, and only then,
+  and its verdict counted once: an Execution's status, a Job's condition.
 """
 
 from __future__ import annotations
@@ -88,3 +89,13 @@ def test_an_owner_is_finished_when_first_seen_with_its_condition_true() -> None:
 
     assert observed.finished == {"e1"}
     assert observed.last_finished_at == first > 0
+    assert observed.verdicts == {"Finished": 1}  # no status: the condition names it
+
+
+def test_each_finished_executions_status_is_counted_once() -> None:
+    observed = Observed(live_logs_only=True)
+    for name, verdict in (("e1", "completed"), ("e2", "failed"), ("e1", "completed")):
+        execution = _owner(name, Finished="True")
+        execution["status"]["status"] = verdict
+        observed.owner(execution, "Finished")
+    assert observed.verdicts == {"completed": 1, "failed": 1}
