@@ -20,6 +20,7 @@ import asyncio
 import gc
 import json
 import ssl
+import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -110,15 +111,22 @@ def endpoint() -> Iterator[Running]:
     loop.close()
 
 
-def test_the_derived_certificate_is_the_same_each_time_and_only_its_ca_verifies_it(
-    tmp_path: Path,
-) -> None:
-    first = tls_identity.derived(b"seed", ["agentjobs.ops.svc"], tmp_path)
-    again = tls_identity.derived(b"seed", ["agentjobs.ops.svc"], tmp_path / "..")
+def test_the_derived_certificate_is_the_same_each_time_and_only_its_ca_verifies_it() -> None:
+    first = tls_identity.derived(b"seed", ["agentjobs.ops.svc"])
+    again = tls_identity.derived(b"seed", ["agentjobs.ops.svc"])
     assert first.ca_pem == again.ca_pem
-    assert first.cert_file.read_bytes() == again.cert_file.read_bytes()
+    assert first.cert_pem == again.cert_pem and first.key_pem == again.key_pem
     assert tls_identity.derived(b"other", ["agentjobs.ops.svc"]).ca_pem != first.ca_pem
-    assert first.key_file.stat().st_mode & 0o077 == 0
+
+
+def test_the_servers_key_leaves_nothing_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where it would be left
+    identity = tls_identity.derived(b"seed", ["agentjobs.ops.svc"])
+    context = identity.server_context()
+    assert context.minimum_version == ssl.TLSVersion.TLSv1_2
+    assert list(tmp_path.iterdir()) == []
 
 
 def _message(refused: pytest.ExceptionInfo[BaseException]) -> str:

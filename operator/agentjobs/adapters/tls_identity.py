@@ -28,16 +28,23 @@ NOT_AFTER = datetime(2124, 1, 1, tzinfo=UTC)
 
 @dataclass(frozen=True)
 class TlsIdentity:
-    """PEM files the server loads, and the CA certificate clients trust."""
+    """The server's certificate chain and key (PEM), and the CA certificate clients trust."""
 
-    cert_file: Path
-    key_file: Path
+    cert_pem: bytes
+    key_pem: bytes
     ca_pem: str
 
     def server_context(self) -> ssl.SSLContext:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
-        context.load_cert_chain(self.cert_file, self.key_file)
+        # ssl loads a key from files only: they live in a private directory for this call,
+        # so no private key stays on disk (each start used to leave one in /tmp).
+        with tempfile.TemporaryDirectory(prefix="agentjobs-tls-") as directory:
+            cert_file, key_file = Path(directory) / "tls.crt", Path(directory) / "tls.key"
+            cert_file.write_bytes(self.cert_pem)
+            key_file.touch(mode=0o600)
+            key_file.write_bytes(self.key_pem)
+            context.load_cert_chain(cert_file, key_file)
         return context
 
 
@@ -45,7 +52,7 @@ def from_files(cert_file: Path, key_file: Path, ca_file: Path | None) -> TlsIden
     """An admin's certificate; clients trust ``ca_file`` if there is one (a TLS Secret's
     ``ca.crt`` is optional), else the certificate itself."""
     trusted = ca_file if ca_file is not None and ca_file.exists() else cert_file
-    return TlsIdentity(cert_file, key_file, trusted.read_text())
+    return TlsIdentity(cert_file.read_bytes(), key_file.read_bytes(), trusted.read_text())
 
 
 def _name(common_name: str) -> x509.Name:
@@ -66,7 +73,7 @@ def _key(seed: bytes, purpose: str) -> Ed25519PrivateKey:
     return Ed25519PrivateKey.from_private_bytes(hashlib.sha256(seed + purpose.encode()).digest())
 
 
-def derived(seed: bytes, hosts: list[str], directory: Path | None = None) -> TlsIdentity:
+def derived(seed: bytes, hosts: list[str]) -> TlsIdentity:
     """A CA and a server certificate for ``hosts``, both derived from ``seed``."""
     ca_key, server_key = _key(seed, "/ca"), _key(seed, "/server")
     ca_name = _name("agentjobs credentials CA")
@@ -93,14 +100,9 @@ def derived(seed: bytes, hosts: list[str], directory: Path | None = None) -> Tls
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .sign(ca_key, None)
     )
-    target = directory or Path(tempfile.mkdtemp(prefix="agentjobs-tls-"))
-    cert_file, key_file = target / "tls.crt", target / "tls.key"
     pem = serialization.Encoding.PEM
-    cert_file.write_bytes(server.public_bytes(pem) + ca.public_bytes(pem))
-    key_file.touch(mode=0o600)
-    key_file.write_bytes(
-        server_key.private_bytes(
-            pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
+    key_pem = server_key.private_bytes(
+        pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
-    return TlsIdentity(cert_file, key_file, ca.public_bytes(pem).decode())
+    chain = server.public_bytes(pem) + ca.public_bytes(pem)
+    return TlsIdentity(chain, key_pem, ca.public_bytes(pem).decode())
