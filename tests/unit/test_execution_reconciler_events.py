@@ -15,7 +15,9 @@ Cases:
   reconciles, and the second still sees what changed meanwhile;
 - a Phase's event that moved only its runner's checkpoints (its log read, its run's facts)
   is known as changing nothing the Execution reads, and the Execution's plan indeed never
-  sees them: the same Phase with or without them gives the same status write.
+  sees them: the same Phase with or without them gives the same status write;
+- a write's answer is kept, without its managedFields, only until the watch shows that
+  version or a later one, and nothing is kept for an Execution the watch saw deleted.
 """
 
 from __future__ import annotations
@@ -267,3 +269,28 @@ def test_the_execution_writes_the_same_status_with_or_without_the_checkpoints(
         written.append(kube.patches[-1])
     assert written[0] == written[1]
     assert written[0]["status"]["phases"][0]["status"] == "running"
+
+
+def test_a_writes_answer_is_kept_only_until_the_watch_shows_it() -> None:
+    execution = _execution("10")
+    execution["metadata"]["managedFields"] = [{"manager": "kubectl", "fieldsV1": {}}]
+    kube = _kube(execution)
+    reconciler = _reconciler(kube, {KEY: [execution]}, {UID: [_phase(execution)]})
+    asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
+    answer = kube.objects[paths.execution(NAMESPACE, NAME)]
+    assert "managedFields" in answer["metadata"]  # as the API server answered
+    kept = reconciler._written[NAMESPACE, NAME]
+    assert "managedFields" not in kept["metadata"]
+
+    older = copy.deepcopy(answer)
+    older["metadata"]["resourceVersion"] = str(int(answer["metadata"]["resourceVersion"]) - 1)
+    reconciler.watch_shows(older)  # the answer is still the later one
+    assert reconciler._written[NAMESPACE, NAME] is kept
+    reconciler.watch_shows(copy.deepcopy(answer))
+    assert (NAMESPACE, NAME) not in reconciler._written
+
+    asyncio.run(reconciler.reconcile(NAMESPACE, NAME))  # keeps a lock, maybe an echo
+    reconciler.execution_deleted(NAMESPACE, NAME)
+    assert (NAMESPACE, NAME) not in reconciler._written
+    assert (NAMESPACE, NAME) not in reconciler._echoes
+    assert (NAMESPACE, NAME) not in reconciler._locks

@@ -100,14 +100,19 @@ class Operator:
         if self.leading:
             self.executions.nudge_queue(namespace, name)
 
-    async def execution_seen(self, namespace: str, name: str, version: str) -> None:
+    async def execution_seen(self, body: dict[str, Any]) -> None:
         """An Execution's event: reconcile it, unless the event only shows this replica's
         own last status write (a thousand Executions made that half of all reconciles)."""
-        if not self.executions.echoes_own_write(namespace, name, version):
+        meta = body["metadata"]
+        namespace, name = meta["namespace"], meta["name"]
+        self.executions.watch_shows(body)
+        if not self.executions.echoes_own_write(namespace, name, meta["resourceVersion"]):
             await self.reconcile(namespace, name)
 
-    def execution_deleted(self, uid: str) -> None:
-        self.crons.run_deleted(uid)
+    def execution_deleted(self, body: dict[str, Any]) -> None:
+        meta = body["metadata"]
+        self.crons.run_deleted(meta["uid"])
+        self.executions.execution_deleted(meta["namespace"], meta["name"])
 
     def phase_seen(self, namespace: str, name: str, body: dict[str, Any]) -> None:
         self._remember_kopf_context()

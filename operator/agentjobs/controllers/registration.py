@@ -146,7 +146,6 @@ async def execution_event(
     *,
     event: kopf.RawEvent,
     body: kopf.Body,
-    name: str,
     namespace: str | None,
     memo: kopf.Memo,
     **_: Any,
@@ -154,10 +153,9 @@ async def execution_event(
     if not namespace:
         return
     if event["type"] != "DELETED":
-        version = body["metadata"]["resourceVersion"]
-        await memo["operator"].execution_seen(namespace, name, version)
+        await memo["operator"].execution_seen(dict(body))
     else:
-        memo["operator"].execution_deleted(body["metadata"]["uid"])
+        memo["operator"].execution_deleted(dict(body))
     # Ended or gone, it frees its place in its queue (R75): once the watch shows it, which is
     # what the decisions read.
     queue = body.get("spec", {}).get("queue")

@@ -36,23 +36,23 @@ def by_cron(cron_uid: str) -> IndexKey:
     return ("cron", cron_uid)
 
 
-def _kept(body: Mapping[str, Any]) -> JsonObject:
-    """The object without its managedFields, which nothing here reads and which make up much
-    of what a thousand phases' objects would hold in memory."""
+def without_managed_fields(body: Mapping[str, Any]) -> JsonObject:
+    """The object without its managedFields, which the operator never reads and which make
+    up much of what a thousand phases' objects would hold in memory."""
     meta = {key: value for key, value in body["metadata"].items() if key != "managedFields"}
     return {**body, "metadata": meta}
 
 
 def execution_entry(body: Mapping[str, Any]) -> dict[ExecutionKey, JsonObject]:
     meta = body["metadata"]
-    return {(meta["namespace"], meta["name"]): _kept(body)}
+    return {(meta["namespace"], meta["name"]): without_managed_fields(body)}
 
 
 def execution_entries(body: Mapping[str, Any]) -> dict[IndexKey, JsonObject]:
     """An Execution under its namespace and name; under its namespace and queue when it
     names one (R75); under the UID of the CronExecution that controls it, if one does."""
     meta = body["metadata"]
-    kept = _kept(body)
+    kept = without_managed_fields(body)
     entries = {by_name(meta["namespace"], meta["name"]): kept}
     queue = (body.get("spec") or {}).get("queue")
     if queue:
@@ -66,12 +66,12 @@ def execution_entries(body: Mapping[str, Any]) -> dict[IndexKey, JsonObject]:
 def phase_entry(body: Mapping[str, Any]) -> dict[str, JsonObject]:
     """A Phase under the UID of the Execution that controls it (none: not indexed)."""
     references = body["metadata"].get("ownerReferences") or []
-    return {ref["uid"]: _kept(body) for ref in references if ref.get("controller")}
+    return {ref["uid"]: without_managed_fields(body) for ref in references if ref.get("controller")}
 
 
 def pod_entry(body: Mapping[str, Any]) -> dict[ExecutionKey, JsonObject]:
     meta = body["metadata"]
-    return {(meta["namespace"], meta["name"]): _kept(body)}
+    return {(meta["namespace"], meta["name"]): without_managed_fields(body)}
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from agentjobs.models.resource_status import ExecutionResourceStatus, PhaseResou
 from agentjobs.models.resources import ExecutionSpec, PhaseSpec
 from agentjobs.runtime import backoff, errors, events
 from agentjobs.runtime.errors import RetryLater, StatusTooLarge, log_retry
-from agentjobs.runtime.observed import Observed
+from agentjobs.runtime.observed import Observed, without_managed_fields
 from agentjobs.runtime.own_creations import OwnCreations
 from agentjobs.services.notifier import Notifier
 from agentjobs.services.phase_storage import PhaseStorage
@@ -174,7 +174,7 @@ class ExecutionReconciler:
         its event is to be known as only its echo."""
         if body is not None:
             key = (body["metadata"]["namespace"], body["metadata"]["name"])
-            self._written[key] = body
+            self._written[key] = without_managed_fields(body)
             if settled:
                 self._echoes[key] = body["metadata"]["resourceVersion"]
             else:
@@ -194,6 +194,23 @@ class ExecutionReconciler:
             return False
         self._phase_views[uid] = view
         return True
+
+    def watch_shows(self, body: JsonObject) -> None:
+        """The watch shows ``body``: a write's answer it has caught up with is read no more
+        (kept, every finished Execution's last answer stayed for good: 5,000 held 75 MiB)."""
+        key = (body["metadata"]["namespace"], body["metadata"]["name"])
+        written = self._written.get(key)
+        if written is not None and not resource_versions.written_is_later(body, written):
+            del self._written[key]
+
+    def execution_deleted(self, namespace: str, name: str) -> None:
+        """The watch showed an Execution's deletion: what was kept for it goes too."""
+        key = (namespace, name)
+        self._written.pop(key, None)
+        self._echoes.pop(key, None)
+        lock = self._locks.get(key)
+        if lock is not None and not lock.locked():
+            del self._locks[key]
 
     def echoes_own_write(self, namespace: str, name: str, version: str) -> bool:
         """True when an Execution's event shows just what this reconciler's last write made

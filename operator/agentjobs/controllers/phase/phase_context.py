@@ -19,7 +19,7 @@ from agentjobs.models.resource_status import PhaseResourceStatus
 from agentjobs.models.resources import PhaseSpec
 from agentjobs.runtime import errors, events
 from agentjobs.runtime.config import OperatorConfig
-from agentjobs.runtime.observed import Observed
+from agentjobs.runtime.observed import Observed, without_managed_fields
 from agentjobs.services.phase_storage import PhaseStorage
 
 
@@ -48,7 +48,8 @@ class PhaseContext:
         self._observed = observed
         self.config = config
         self.storage = storage
-        self.body = body
+        # Kept for the run's length, for its Events and spec: without the managedFields.
+        self.body = without_managed_fields(body)
         self.namespace: str = body["metadata"]["namespace"]
         self.name: str = body["metadata"]["name"]
         self.uid: str = body["metadata"]["uid"]
