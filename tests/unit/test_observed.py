@@ -71,3 +71,19 @@ def test_an_execution_is_kept_under_each_key_it_is_looked_up_by() -> None:
 def test_an_execution_without_a_queue_or_a_cron_is_kept_under_its_name_only() -> None:
     body = execution({}, [{"uid": "c", "controller": True, "kind": "Execution"}])
     assert list(observed.execution_entries(body)) == [observed.by_name("ns", "ex")]
+
+
+def test_a_pod_is_kept_without_its_prompt_and_its_other_annotations_stay() -> None:
+    body = {
+        "metadata": {
+            "name": "ex-0-run-a1",
+            "namespace": "ns",
+            "annotations": {"agentjobs.io/prompt": "x" * 16384, "agentjobs.io/other": "kept"},
+            "managedFields": [{"manager": "agentjobs"}],
+        },
+        "status": {"phase": "Running"},
+    }
+    kept = observed.pod_entry(body)[("ns", "ex-0-run-a1")]
+    assert kept["metadata"]["annotations"] == {"agentjobs.io/other": "kept"}
+    assert "managedFields" not in kept["metadata"] and kept["status"] == {"phase": "Running"}
+    assert "agentjobs.io/prompt" in body["metadata"]["annotations"]  # the event's own is whole

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentjobs.adapters.kube import JsonObject
+from agentjobs.kube import naming
 
 ExecutionKey = tuple[str, str]
 # An Execution's keys in its one index: kopf runs each index's handler on every event, and
@@ -70,8 +71,15 @@ def phase_entry(body: Mapping[str, Any]) -> dict[str, JsonObject]:
 
 
 def pod_entry(body: Mapping[str, Any]) -> dict[ExecutionKey, JsonObject]:
-    meta = body["metadata"]
-    return {(meta["namespace"], meta["name"]): without_managed_fields(body)}
+    """A phase pod under its namespace and name, without its prompt: the agent reads that
+    annotation through its volume, the operator never does, and it may hold 16 KiB."""
+    kept = without_managed_fields(body)
+    annotations = kept["metadata"].get("annotations")
+    if annotations and naming.ANNOTATION_PROMPT in annotations:
+        kept["metadata"]["annotations"] = {
+            key: value for key, value in annotations.items() if key != naming.ANNOTATION_PROMPT
+        }
+    return {(kept["metadata"]["namespace"], kept["metadata"]["name"]): kept}
 
 
 @dataclass(frozen=True)
