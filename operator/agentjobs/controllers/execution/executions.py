@@ -190,10 +190,11 @@ class ExecutionReconciler:
         only moved its runner's checkpoints (two in a phase's five) leaves the plan as it was."""
         uid = phase["metadata"]["uid"]
         view = phase_view.execution_view(phase)
-        if self._phase_views.get(uid) == view:
-            return False
+        changed = self._phase_views.get(uid) != view
+        # The latest kept even when equal: it shares its parts with the watch's copy, where
+        # an older one would keep a second copy of them.
         self._phase_views[uid] = view
-        return True
+        return changed
 
     def watch_shows(self, body: JsonObject) -> None:
         """The watch shows ``body``: a write's answer it has caught up with is read no more
