@@ -201,13 +201,14 @@ async def phase_event(
     operator: Operator = memo["operator"]
     if not namespace:
         return
+    phase = dict(body)
     if event["type"] == "DELETED":
-        operator.phase_deleted(namespace, name, body["metadata"]["uid"])
+        operator.phase_deleted(namespace, name, phase["metadata"]["uid"])
     else:
-        operator.phase_seen(namespace, name, dict(body))
+        operator.phase_seen(namespace, name, phase)
     # A deleted Phase matters to its Execution too: deleted from outside, it ends it (R22a).
-    execution = body.get("spec", {}).get("executionName")
-    if execution and (event["type"] == "DELETED" or operator.executions.phase_changed(dict(body))):
+    execution = phase.get("spec", {}).get("executionName")
+    if execution and (event["type"] == "DELETED" or operator.executions.phase_changed(phase)):
         await operator.reconcile(namespace, execution)
 
 
