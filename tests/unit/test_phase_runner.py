@@ -5,7 +5,8 @@ that reports success and exits 0 completes the phase, its report and run facts c
 and its pod released; a cancel while the pod waits to start deletes the pod and ends the
 phase cancelled, not interrupted (R22 over R22a); an eviction after the agent's start ends
 it interrupted (R22a); a pod the operator did not delete, gone before it started, ends the
-phase interrupted.
+phase interrupted. The pod the runner has just made is taken as its creation returned it
+until a pod event wakes the runner, and asked for again after a while without one.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 
 from agentjobs.adapters import paths
 from agentjobs.contract.phase import phase_status
+from agentjobs.controllers.phase import phase_context, pod_wait
 from agentjobs.controllers.phase.phase_runner import PhaseRunner
 from agentjobs.kube import naming
 from agentjobs.models.resources import ExecutionSpec
@@ -171,3 +173,35 @@ def test_a_pod_deleted_by_someone_else_before_it_started_interrupts_the_phase() 
     ended = status(kube)
     assert ended["status"] == "interrupted"
     assert ended["run"]["interrupted"] and not ended["run"]["cancelled"]
+
+
+def test_the_pod_it_has_just_made_is_not_read_back_before_the_watch_shows_it() -> None:
+    kube = MemoryKube()
+    phase_in(kube)
+
+    async def finish(runner: PhaseRunner) -> None:
+        await asyncio.sleep(0.2)  # the runner waits for its pod's start meanwhile
+        assert ("GET", POD) not in kube.requests
+        kube.logs[POD, "agent"] = f"{builders.block(builders.report())}\n".encode()
+        ended = {"terminated": {"exitCode": 0, "startedAt": STARTED, "finishedAt": STARTED}}
+        kube.set_pod_status(POD, agent(ended, phase="Succeeded"))
+        runner.notify()
+
+    run_with(kube, finish)
+    assert status(kube)["status"] == "completed"
+    assert ("GET", POD) in kube.requests  # once woken, as the pod is now
+
+
+def test_a_pod_made_and_gone_without_an_event_is_read_again_after_a_while(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(phase_context, "CREATED_POD_SECONDS", 0.1)
+    monkeypatch.setattr(pod_wait, "RECHECK_SECONDS", 0.05)
+    kube = MemoryKube()
+    phase_in(kube)
+
+    async def remove_silently(runner: PhaseRunner) -> None:
+        del kube.objects[POD]
+
+    run_with(kube, remove_silently)
+    assert status(kube)["status"] == "interrupted"

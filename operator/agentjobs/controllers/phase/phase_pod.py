@@ -32,17 +32,21 @@ REPOSITORIES_NEED_STORAGE = "RepositoriesNeedStorage"
 PLAIN_HTTP = "PlainHttpRepository"
 
 
-async def create_owned(ctx: PhaseContext, path: Callable[..., str], body: JsonObject) -> None:
+async def create_owned(
+    ctx: PhaseContext, path: Callable[..., str], body: JsonObject
+) -> JsonObject | None:
     """Create ``body`` (``path`` builds its kind's paths), or find it already there and ours
     (a restart); another owner's object of that name is a leftover still being removed: wait
-    for it."""
-    if await ctx.kube.create(path(ctx.namespace), body) is not None:
-        return
+    for it. What the creation returned; None when it was there already."""
+    created = await ctx.kube.create(path(ctx.namespace), body)
+    if created is not None:
+        return created
     existing = await ctx.kube.get(path(ctx.namespace, body["metadata"]["name"]))
     if existing is None:
         raise RetryLater(f"{body['kind']} {body['metadata']['name']!r} was just removed")
     if not ownership.owned_by(existing, ctx.uid):
         raise RetryLater(ownership.describe_foreign(existing))
+    return None
 
 
 @dataclass(frozen=True)
@@ -225,12 +229,14 @@ async def _create_all(
     made = [("ConfigMap", paths.config_map, config_map)] if config_map is not None else []
     for subject, path, body in [*made, ("pod", paths.pod, pod)]:
         try:
-            await create_owned(ctx, path, body)
+            created = await create_owned(ctx, path, body)
         except ApiError as error:
             refused = _refusal_blocker(error, subject)
             if refused is None:
                 raise
             return refused
+        if created is not None and path is paths.pod:
+            ctx.pod_created(created)
     return None
 
 

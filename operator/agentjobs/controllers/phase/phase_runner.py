@@ -132,7 +132,7 @@ class PhaseRunner:
         if self._ctx is not None:
             self._ctx.stops = self._ctx.stops.adding(cancel=cancel, interrupt=interrupt)
             self._ctx.observe_generation(generation)
-            self._ctx.changed.set()
+            self._ctx.wake()
 
     async def run(self) -> None:
         body = await self._kube.get(paths.phase(self.namespace, self.name))
