@@ -205,3 +205,22 @@ def test_a_pod_made_and_gone_without_an_event_is_read_again_after_a_while(
 
     run_with(kube, remove_silently)
     assert status(kube)["status"] == "interrupted"
+
+
+def test_without_storage_the_end_write_records_the_run_and_then_lets_the_pod_go() -> None:
+    kube = MemoryKube()
+    phase_in(kube)
+
+    async def finish(runner: PhaseRunner) -> None:
+        kube.logs[POD, "agent"] = f"{builders.block(builders.report())}\n".encode()
+        ended = {"terminated": {"exitCode": 0, "startedAt": STARTED, "finishedAt": STARTED}}
+        kube.set_pod_status(POD, agent(ended, phase="Succeeded"))
+        runner.notify()
+
+    run_with(kube, finish)
+    status_path = paths.status(paths.phase(NAMESPACE, PHASE))
+    writes = [i for i, request in enumerate(kube.requests) if request == ("PATCH", status_path)]
+    # The pod made, the log's first bytes, the end: the run's facts come with the end.
+    assert [p["status"]["status"] for p in kube.patches] == ["running", "running", "completed"]
+    assert ["run" in p["status"] for p in kube.patches] == [False, False, True]
+    assert kube.requests.index(("UNFINALIZE", POD)) > writes[-1]

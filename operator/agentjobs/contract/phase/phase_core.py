@@ -23,7 +23,8 @@ The states a Phase's status can be found in (a restarted runner picks up from th
 
 - ``preparing``: no pod for the attempt yet: a retry's backoff, then the pod is made.
 - ``running``: the pod exists: its start is awaited, then its log is read to its end, then
-  its harvester's last sync; the run's facts are checkpointed (``status.run``).
+  its harvester's last sync; the run's facts are checkpointed (``status.run``): with
+  storage in a write of their own, without it in the phase's next write.
 - ``concluding``: the run is recorded: its artifacts are collected and the contract
   resolves the attempt; a retry (R45) or an evaluation (R37) may follow.
 - ``grading``: the attempt's evaluation started and has not ended: its grader runs.

@@ -13,6 +13,7 @@ from agentjobs.adapters import paths
 from agentjobs.adapters.kube import JsonObject, Kube
 from agentjobs.contract.outcome import status_budget
 from agentjobs.contract.phase import phase_core, phase_status
+from agentjobs.controllers.phase import pod_release
 from agentjobs.kube import conditions, naming, ownership, pod_state
 from agentjobs.kube.status_patch import status_patch
 from agentjobs.models.contract import SystemFailure
@@ -60,6 +61,10 @@ class PhaseContext:
         self.uid: str = body["metadata"]["uid"]
         self.spec = PhaseSpec.model_validate(body["spec"])
         self.status = PhaseResourceStatus.model_validate(body.get("status") or {})
+        # As last written: ``status`` runs ahead of it only while a held run's facts wait for
+        # the next write (:meth:`hold_run`), with the pod that write lets go.
+        self._written = self.status
+        self._release_when_written: str | None = None
         self.changed = asyncio.Event()
         self.stops = phase_core.Stops(cancel=self.spec.cancel, interrupt=self.spec.interrupt)
         self.deleted_by_operator = False
@@ -144,26 +149,42 @@ class PhaseContext:
 
     async def write_status(self, status: PhaseResourceStatus) -> bool:
         """Write ``status`` fitted to its budget (R57; nothing when it is unchanged); False
-        when the Phase is gone. What is written is ``self.status`` from then on."""
+        when the Phase is gone. What is written is ``self.status`` from then on, and a pod
+        whose run it records (:meth:`hold_run`) may go."""
         status = status_budget.fit_phase(status)
-        patch = status_patch(status, self.status)
-        if patch is None:
-            return True
-        # The Phase's spec may leave its status less room than the budget: refused for its
-        # size, it is written squeezed as far as it goes, once.
-        patched, status = await errors.write_status(
-            self.kube,
-            paths.status(paths.phase(self.namespace, self.name)),
-            patch,
-            status,
-            self.status,
-            squeeze=lambda full: status_budget.fit_phase(full, budget=0),
-        )
-        if patched is None:
-            return False
-        previous, self.status = self.status, status
-        events.post_condition_changes(self.body, previous.conditions, status.conditions)
+        patch = status_patch(status, self._written)
+        if patch is not None:
+            # The Phase's spec may leave its status less room than the budget: refused for
+            # its size, it is written squeezed as far as it goes, once.
+            patched, status = await errors.write_status(
+                self.kube,
+                paths.status(paths.phase(self.namespace, self.name)),
+                patch,
+                status,
+                self._written,
+                squeeze=lambda full: status_budget.fit_phase(full, budget=0),
+            )
+            if patched is None:
+                return False
+            events.post_condition_changes(self.body, self._written.conditions, status.conditions)
+        self.status = self._written = status
+        held, self._release_when_written = self._release_when_written, None
+        if held is not None:
+            await self.release_pod(held)
         return True
+
+    def hold_run(self, status: PhaseResourceStatus, *, pod_name: str) -> None:
+        """Take ``status`` (the run's facts added) as the phase's without writing it, fitted
+        to its budget as a write would (R57): the phase's next write, which follows at once,
+        carries it and then lets ``pod_name`` go."""
+        self.status = status_budget.fit_phase(status)
+        self._release_when_written = pod_name
+
+    async def release_pod(self, pod_name: str) -> None:
+        """The pod's run is recorded: it may go whenever it is deleted."""
+        pod = await self.current_pod(pod_name)
+        if pod is not None:
+            await pod_release.release(self.kube, pod)
 
     async def show_gates(self, pod_name: str, gates: tuple[str, ...]) -> None:
         """R73: ``Queued`` while scheduling gates hold the pod, and no longer once they are

@@ -27,7 +27,7 @@ from agentjobs.contract.limits import guard
 from agentjobs.contract.outcome import outcome
 from agentjobs.contract.phase import loop_status, phase_core
 from agentjobs.contract.phase.phase_core import AfterEvaluation
-from agentjobs.controllers.phase import phase_finish, phase_log, phase_pod, pod_run, pod_wait
+from agentjobs.controllers.phase import phase_finish, phase_log, phase_pod, pod_run
 from agentjobs.controllers.phase.phase_context import Attempt, PhaseContext
 from agentjobs.kube import naming, pods
 from agentjobs.models.contract import (
@@ -165,7 +165,7 @@ async def grade(ctx: PhaseContext, attempt: Attempt) -> revision.Revision | None
             return None
     else:
         await phase_finish.write_final(ctx, attempt, status)
-    await pod_wait.release(ctx, grader_name)
+    await ctx.release_pod(grader_name)
     return next_revision
 
 

@@ -9,8 +9,10 @@ alike (:mod:`pod_run`, with :mod:`pod_wait` and :mod:`phase_log`), finishing
 (:mod:`phase_outcome`); this module puts them in order.
 
 Once the agent's log is read to its end, the transcript is stored and the
-run's facts are checkpointed in the Phase's status before anything else, so
-the runner is safe to kill at any moment: a new one finishes from the
+run's facts are checkpointed in the Phase's status before the harvest is
+collected (without storage, nothing is: they go in the phase's next write,
+which follows at once). The pod is let go only once they are written, so the
+runner is safe to kill at any moment: a new one finishes from the
 checkpoint (even without the pod), or, before it, finds the same pod by its
 deterministic name and the Phase's UID and reads the log again, checking it
 against the progress already recorded (R14). A phase with an outcome goes on
@@ -189,7 +191,7 @@ class PhaseRunner:
             assert ctx.status.run is not None
             run, verdict = run_checkpoint.restore(ctx.status.run)
             await pod_wait.settle(ctx, attempt.pod_name)
-            await pod_wait.release(ctx, attempt.pod_name)
+            await ctx.release_pod(attempt.pod_name)
             return await phase_finish.conclude(ctx, attempt, run, verdict)
         if step is Step.PREPARING:
             await phase_retry.wait_for_backoff(ctx, attempt)
@@ -232,9 +234,16 @@ class PhaseRunner:
             transcript_sha256=transcript.sha256 if transcript else "",
             transcript_truncated=transcript.truncated if transcript else False,
         )
-        if not await ctx.write_status(phase_status.with_run(ctx.status, record)):
-            return None
-        await pod_wait.release(ctx, attempt.pod_name)
+        checkpointed = phase_status.with_run(ctx.status, record)
+        if ctx.storage is None:
+            # Nothing is collected before the phase's next write, so that write records the
+            # run (one write a phase fewer); until it has, the pod is kept, and a restart
+            # reads its log again.
+            ctx.hold_run(checkpointed, pod_name=attempt.pod_name)
+        else:
+            if not await ctx.write_status(checkpointed):
+                return None
+            await ctx.release_pod(attempt.pod_name)
         # As written (cut to its budget, R57), so a restarted operator concludes the same.
         assert ctx.status.run is not None
         run, restored = run_checkpoint.restore(ctx.status.run)

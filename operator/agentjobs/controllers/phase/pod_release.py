@@ -1,7 +1,7 @@
 """Letting a phase pod go once its run is recorded (the finalizer of :mod:`pod_tracking`),
 and writing on it when its deletion was asked for while that can still be read.
 
-A runner releases its own pod right after the run's checkpoint is written; the
+A runner releases its own pod right after a write records its run; the
 operator releases any other pod of ours that nobody needs any more: one whose
 Phase is gone (an Execution deleted, so the garbage collector removes its pods),
 has ended, or has moved on to a later attempt.

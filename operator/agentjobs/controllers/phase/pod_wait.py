@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from agentjobs.adapters.kube import JsonObject
 from agentjobs.contract.phase import phase_core
 from agentjobs.contract.resolution import pod_start, resolution
-from agentjobs.controllers.phase import phase_pod, pod_release
+from agentjobs.controllers.phase import phase_pod
 from agentjobs.controllers.phase.phase_context import PhaseContext
 from agentjobs.kube import conditions, pod_state, pods
 from agentjobs.kube.pod_state import Stage
@@ -109,13 +109,6 @@ async def wait_for_end(ctx: PhaseContext, pod_name: str) -> JsonObject | None:
         started = time.monotonic()
         await ctx.wait(RECHECK_SECONDS)
         waited += time.monotonic() - started
-
-
-async def release(ctx: PhaseContext, pod_name: str) -> None:
-    """The run is recorded: the pod may go whenever it is deleted."""
-    pod = await ctx.current_pod(pod_name)
-    if pod is not None:
-        await pod_release.release(ctx.kube, pod)
 
 
 async def stop_when_requested(ctx: PhaseContext, pod_name: str) -> None:
