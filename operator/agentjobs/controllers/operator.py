@@ -55,14 +55,10 @@ class Operator:
         self._notifier = notifier.from_config(self.kube, config)
         # Kept across leader terms: an admission this process made stays counted (R75).
         self._admission = QueueAdmission(observed)
-        self.executions = ExecutionReconciler(
-            self.kube,
-            storage,
-            self._notifier,
-            observed,
-            self._admission,
-            default_ttl=config.default_ttl,
-        )
+        # Phases this leader term created whose runner has not started. Only a runner writes
+        # a Phase's status, so the first event of one, showing none, is the Phase as it is.
+        self._made_this_term: set[str] = set()
+        self.executions = self._execution_reconciler()
         self.crons = CronReconciler(self.kube, observed, config.schedule_clock)
         self._runners: dict[tuple[str, str], tuple[PhaseRunner, asyncio.Task[None]]] = {}
         # Reconciles and resyncs: they act for the leader, so they stop with its leadership.
@@ -71,6 +67,22 @@ class Operator:
         # kopf posts Events only from the context of its handlers: a resync runs in a copy.
         self._kopf_context: contextvars.Context | None = None
         self._kopf_context_known = asyncio.Event()
+
+    def _execution_reconciler(self) -> ExecutionReconciler:
+        return ExecutionReconciler(
+            self.kube,
+            self.storage,
+            self._notifier,
+            self._observed,
+            self._admission,
+            default_ttl=self.config.default_ttl,
+            phase_created=self._phase_created,
+        )
+
+    def _phase_created(self, body: dict[str, Any]) -> None:
+        meta = body["metadata"]
+        if (meta["namespace"], meta["name"]) not in self._runners:
+            self._made_this_term.add(meta["uid"])
 
     @property
     def leading(self) -> bool:
@@ -127,6 +139,9 @@ class Operator:
         interrupt = bool(body.get("spec", {}).get("interrupt"))
         running = self._runners.get((namespace, name))
         if running is None:
+            uid = body["metadata"]["uid"]
+            current = uid in self._made_this_term and not body.get("status")
+            self._made_this_term.discard(uid)
             runner = PhaseRunner(
                 self.kube,
                 self.config,
@@ -134,6 +149,7 @@ class Operator:
                 self._observed,
                 namespace=namespace,
                 name=name,
+                current=body if current else None,
             )
             task = asyncio.create_task(self._keep_running(runner), name=f"phase {namespace}/{name}")
             self._runners[namespace, name] = (runner, task)
@@ -144,6 +160,7 @@ class Operator:
 
     def phase_deleted(self, namespace: str, name: str, uid: str) -> None:
         self.executions.phase_deleted(uid)
+        self._made_this_term.discard(uid)
         running = self._runners.pop((namespace, name), None)
         if running is not None:
             running[1].cancel()
@@ -249,14 +266,8 @@ class Operator:
         self.crons.stop()
         # A stopped reconciler keeps its cancelled retries on record: the next leader term
         # starts with a fresh one.
-        self.executions = ExecutionReconciler(
-            self.kube,
-            self.storage,
-            self._notifier,
-            self._observed,
-            self._admission,
-            default_ttl=self.config.default_ttl,
-        )
+        self.executions = self._execution_reconciler()
+        self._made_this_term.clear()
         if tasks:
             logger.warning("stopped %d runners and reconciles: %s", len(tasks), reason)
         return tasks

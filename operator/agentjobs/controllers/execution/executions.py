@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -55,8 +56,11 @@ class ExecutionReconciler:
         admission: QueueAdmission,
         *,
         default_ttl: int | None = None,
+        phase_created: Callable[[JsonObject], None] = lambda _: None,
     ) -> None:
         self._kube = kube
+        # Told each Phase this reconciler creates, as the API server returned it.
+        self._phase_created = phase_created
         self._default_ttl = default_ttl
         self._observed = observed
         # The answer of this reconciler's last write to each Execution, while the watch has
@@ -380,6 +384,7 @@ class ExecutionReconciler:
             if created is not None:
                 logger.info("created phase %s/%s", namespace, resource_name)
                 self._created.created(meta["uid"], created)
+                self._phase_created(created)
                 return True
         except ApiError as error:
             refused = admission.refusal_blocker(

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from agentjobs.adapters import log_records, metrics, paths
-from agentjobs.adapters.kube import ApiError, Kube
+from agentjobs.adapters.kube import ApiError, JsonObject, Kube
 from agentjobs.contract.grading.revision import Revision
 from agentjobs.contract.phase import operator_failure, phase_core, phase_status, run_checkpoint
 from agentjobs.contract.phase.phase_core import Step
@@ -108,8 +108,12 @@ class PhaseRunner:
         *,
         namespace: str,
         name: str,
+        current: JsonObject | None = None,
     ) -> None:
         self._kube = kube
+        # The Phase as it is, when its event is known to show that: the first run starts
+        # from it instead of a GET (every later one reads the Phase afresh).
+        self._current = current
         self._observed = observed
         self._config = config
         self._storage = storage
@@ -137,7 +141,9 @@ class PhaseRunner:
             self._ctx.wake()
 
     async def run(self) -> None:
-        body = await self._kube.get(paths.phase(self.namespace, self.name))
+        body, self._current = self._current, None
+        if body is None:
+            body = await self._kube.get(paths.phase(self.namespace, self.name))
         if body is None:
             return
         ctx = PhaseContext(self._kube, self._config, self._storage, self._observed, body)
