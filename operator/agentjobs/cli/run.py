@@ -341,8 +341,10 @@ def run(args: argparse.Namespace) -> int:
     import kopf
 
     from agentjobs.controllers import registration
+    from agentjobs.runtime import garbage_collection
 
     assert registration.start is not None  # importing the module registers the handlers
+    garbage_collection.tune()
     try:
         asyncio.run(
             kopf.operator(
