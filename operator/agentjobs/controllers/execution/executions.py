@@ -191,7 +191,8 @@ class ExecutionReconciler:
 
     def phase_changed(self, phase: JsonObject) -> bool:
         """True when a Phase's event changes what its Execution reads of it: an event that
-        only moved its runner's checkpoints (two in a phase's five) leaves the plan as it was."""
+        only moved its runner's checkpoints (its log read; with storage, its run's facts too)
+        leaves the plan as it was."""
         uid = phase["metadata"]["uid"]
         view = phase_view.execution_view(phase)
         changed = self._phase_views.get(uid) != view
