@@ -6,7 +6,9 @@ and its pod released; a cancel while the pod waits to start deletes the pod and 
 phase cancelled, not interrupted (R22 over R22a); an eviction after the agent's start ends
 it interrupted (R22a); a pod the operator did not delete, gone before it started, ends the
 phase interrupted. The pod the runner has just made is taken as its creation returned it
-until a pod event wakes the runner, and asked for again after a while without one.
+until a pod event wakes the runner, and asked for again after a while without one. Without
+storage the run's facts go in the next write (the end, or a retry's), and the pod only
+after it.
 """
 
 from __future__ import annotations
@@ -224,3 +226,25 @@ def test_without_storage_the_end_write_records_the_run_and_then_lets_the_pod_go(
     assert [p["status"]["status"] for p in kube.patches] == ["running", "running", "completed"]
     assert ["run" in p["status"] for p in kube.patches] == [False, False, True]
     assert kube.requests.index(("UNFINALIZE", POD)) > writes[-1]
+
+
+def test_without_storage_a_retried_attempts_pod_goes_after_the_retrying_write() -> None:
+    kube = MemoryKube()
+    phase_in(kube, retry={"limit": 1, "on": ["interrupted"], "backoffSeconds": 0})
+    second = paths.pod(NAMESPACE, naming.pod(PHASE, 2))
+
+    async def evict_then_finish(runner: PhaseRunner) -> None:
+        killed = {"terminated": {"exitCode": 137, "startedAt": STARTED, "finishedAt": STARTED}}
+        kube.set_pod_status(POD, agent(killed, phase="Failed", reason="Evicted", message="low"))
+        runner.notify()
+        await until(lambda: second in kube.objects, "the second attempt's pod is made")
+        kube.logs[second, "agent"] = f"{builders.block(builders.report())}\n".encode()
+        ended = {"terminated": {"exitCode": 0, "startedAt": STARTED, "finishedAt": STARTED}}
+        kube.set_pod_status(second, agent(ended, phase="Succeeded"))
+        runner.notify()
+
+    run_with(kube, evict_then_finish)
+    assert status(kube)["status"] == "completed"
+    release = kube.requests.index(("UNFINALIZE", POD))
+    written = [request for request in kube.requests[:release] if request[0] == "PATCH"]
+    assert kube.patches[len(written) - 1]["status"]["attempt"] == 2  # the retrying write
