@@ -14,6 +14,8 @@ namespace. For each it prints:
   clients together, diffed before and after, over N. Other clients of a shared cluster
   count too: run it on a quiet one;
 - the operator's peak RSS (VmHWM) and CPU seconds, read from /proc as it ends;
+- where the time went, pod by pod (``pod_timeline``): when each pod was made, how long
+  the scheduler and node took to start it, its agent's run, and its owner's end;
 
 and the Executions' figures over the Jobs' as ratios. The last line is::
 
@@ -57,6 +59,7 @@ from benchmarks.operator_process import (
     start_profiler,
     stop_operator,
 )
+from benchmarks.pod_timeline import EXECUTION_LABEL, JOB_LABEL, Timeline
 from devcluster import cluster, kwok
 from devcluster.layout import APISERVER_URL, default_layout
 from devcluster.probes import admin_tls
@@ -87,6 +90,7 @@ class Observed:
     last_finished_at: float = 0.0
     # Each finished owner's verdict: an Execution's status; a Job's finishing condition.
     verdicts: Counter[str] = field(default_factory=Counter)
+    timeline: Timeline = field(default_factory=lambda: Timeline(EXECUTION_LABEL))
 
     def _count(self) -> None:
         counted = self.running & self.read_live if self.live_logs_only else self.running
@@ -95,6 +99,7 @@ class Observed:
     def pod(self, pod: dict[str, Any]) -> None:
         name = pod["metadata"]["name"]
         self.pods.add(name)
+        self.timeline.pod(pod, time.monotonic())
         statuses = (pod.get("status") or {}).get("containerStatuses") or []
         if any("running" in (s.get("state") or {}) for s in statuses):
             self.running.add(name)
@@ -119,6 +124,7 @@ class Observed:
                     return
                 self.finished.add(name)
                 self.last_finished_at = time.monotonic()
+                self.timeline.owner_finished(name, self.last_finished_at)
                 self.verdicts[(owner.get("status") or {}).get("status") or wanted] += 1
 
 
@@ -133,6 +139,7 @@ class Run:
     retried: int
     by_kind: Counter[str]  # requests by verb and resource
     verdicts: Counter[str]
+    timeline: str  # where the time went, pod by pod (pod_timeline)
 
     @property
     def per_minute(self) -> float:
@@ -308,6 +315,7 @@ async def _measure(
         pods=len(observed.pods),
         retried=sum(1 for attempt in observed.attempts.values() if attempt > 1),
         verdicts=observed.verdicts,
+        timeline=observed.timeline.describe(started),
     )
 
 
@@ -376,7 +384,7 @@ async def measure_phases(
 
 async def measure_jobs(kube: Cluster, count: int, run_seconds: float) -> Run:
     namespace = await kube.namespace("jobs")
-    observed = Observed(live_logs_only=False)
+    observed = Observed(live_logs_only=False, timeline=Timeline(JOB_LABEL))
     watches = [
         asyncio.create_task(_watch(observed.pod, kube.core.list_namespaced_pod, namespace)),
         asyncio.create_task(
@@ -437,14 +445,14 @@ async def main(count: int, run_seconds: float, log: Path, profile: Path | None) 
     try:
         phases, usage = await measure_phases(kube, count, run_seconds, log, profile=profile)
         print(describe("one-phase Executions", phases), flush=True)
-        print(phases.breakdown(), flush=True)
+        print(phases.breakdown(), phases.timeline, sep="\n", flush=True)
         print(
             f"operator: peak RSS {usage.peak_rss_mib:.0f} MiB, {usage.cpu_seconds:.1f} CPU s",
             flush=True,
         )
         jobs = await measure_jobs(kube, count, run_seconds)
         print(describe("Jobs", jobs), flush=True)
-        print(jobs.breakdown(), flush=True)
+        print(jobs.breakdown(), jobs.timeline, sep="\n", flush=True)
     finally:
         await kube.close()
     print(
