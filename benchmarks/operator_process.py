@@ -10,6 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.cluster_cpu import process_cpu_seconds
 from devcluster import cluster
 
 AGENTJOBS = Path(sys.executable).parent / "agentjobs"
@@ -69,10 +70,7 @@ def operator_usage(pid: int) -> OperatorUsage:
     peak_kib = next(
         int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")
     )
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat[stat.rindex(")") + 2 :].split()
-    ticks = int(fields[11]) + int(fields[12])  # utime, stime
-    return OperatorUsage(peak_kib / 1024, ticks / os.sysconf("SC_CLK_TCK"))
+    return OperatorUsage(peak_kib / 1024, process_cpu_seconds(pid))
 
 
 def stop_operator(process: subprocess.Popen[bytes]) -> None:

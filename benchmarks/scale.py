@@ -14,6 +14,8 @@ namespace. For each it prints:
   clients together, diffed before and after, over N. Other clients of a shared cluster
   count too: run it on a quiet one;
 - the operator's peak RSS (VmHWM) and CPU seconds, read from /proc as it ends;
+- the CPU the cluster's own processes spent (``cluster_cpu``): the API server's work for
+  each Execution is part of its cost on a machine whose cores they share;
 - where the time went, pod by pod (``pod_timeline``): when each pod was made, how long
   the scheduler and node took to start it, its agent's run, and its owner's end;
 
@@ -52,6 +54,7 @@ from typing import Any
 import aiohttp
 from kubernetes_asyncio import client, config, watch
 
+from benchmarks import cluster_cpu
 from benchmarks.operator_process import (
     OperatorUsage,
     operator_usage,
@@ -140,6 +143,7 @@ class Run:
     by_kind: Counter[str]  # requests by verb and resource
     verdicts: Counter[str]
     timeline: str  # where the time went, pod by pod (pod_timeline)
+    cluster_cpu: str  # the cluster's processes' CPU during the run (cluster_cpu)
 
     @property
     def per_minute(self) -> float:
@@ -297,10 +301,12 @@ async def _measure(
         await asyncio.sleep(2)  # the watches (and an operator) settle
         names = [f"s-{index:04d}" for index in range(count)]
         before = await asyncio.to_thread(api_requests)
+        cpu_before = cluster_cpu.cluster_cpu(default_layout())
         started = time.monotonic()
         await _create_all(names, create)
         await _wait_all(observed, names, timeout)
         after = await asyncio.to_thread(api_requests)
+        cpu_after = cluster_cpu.cluster_cpu(default_layout())
     finally:
         for task in watches:
             task.cancel()
@@ -316,6 +322,7 @@ async def _measure(
         retried=sum(1 for attempt in observed.attempts.values() if attempt > 1),
         verdicts=observed.verdicts,
         timeline=observed.timeline.describe(started),
+        cluster_cpu=cluster_cpu.describe(cpu_before, cpu_after, count),
     )
 
 
@@ -445,14 +452,14 @@ async def main(count: int, run_seconds: float, log: Path, profile: Path | None) 
     try:
         phases, usage = await measure_phases(kube, count, run_seconds, log, profile=profile)
         print(describe("one-phase Executions", phases), flush=True)
-        print(phases.breakdown(), phases.timeline, sep="\n", flush=True)
+        print(phases.breakdown(), phases.timeline, phases.cluster_cpu, sep="\n", flush=True)
         print(
             f"operator: peak RSS {usage.peak_rss_mib:.0f} MiB, {usage.cpu_seconds:.1f} CPU s",
             flush=True,
         )
         jobs = await measure_jobs(kube, count, run_seconds)
         print(describe("Jobs", jobs), flush=True)
-        print(jobs.breakdown(), jobs.timeline, sep="\n", flush=True)
+        print(jobs.breakdown(), jobs.timeline, jobs.cluster_cpu, sep="\n", flush=True)
     finally:
         await kube.close()
     print(
