@@ -8,7 +8,8 @@ it interrupted (R22a); a pod the operator did not delete, gone before it started
 phase interrupted. The pod the runner has just made is taken as its creation returned it
 until a pod event wakes the runner, and asked for again after a while without one. Without
 storage the run's facts go in the next write (the end, or a retry's), and the pod only
-after it.
+after it. The attempt's running status is written once its agent has started: with the
+log's first checkpoint, or alone after a while of silence.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 
 from agentjobs.adapters import paths
 from agentjobs.contract.phase import phase_status
-from agentjobs.controllers.phase import phase_context, pod_wait
+from agentjobs.controllers.phase import phase_context, phase_log, pod_wait
 from agentjobs.controllers.phase.phase_runner import PhaseRunner
 from agentjobs.kube import naming
 from agentjobs.models.resources import ExecutionSpec
@@ -222,10 +223,51 @@ def test_without_storage_the_end_write_records_the_run_and_then_lets_the_pod_go(
     run_with(kube, finish)
     status_path = paths.status(paths.phase(NAMESPACE, PHASE))
     writes = [i for i, request in enumerate(kube.requests) if request == ("PATCH", status_path)]
-    # The pod made, the log's first bytes, the end: the run's facts come with the end.
-    assert [p["status"]["status"] for p in kube.patches] == ["running", "running", "completed"]
-    assert ["run" in p["status"] for p in kube.patches] == [False, False, True]
+    # The pod made with the log's first bytes, the end: the run's facts come with the end.
+    assert [p["status"]["status"] for p in kube.patches] == ["running", "completed"]
+    assert {"podName", "attempt", "log"} <= kube.patches[0]["status"].keys()
+    assert ["run" in p["status"] for p in kube.patches] == [False, True]
     assert kube.requests.index(("UNFINALIZE", POD)) > writes[-1]
+
+
+def test_the_running_status_waits_for_the_agents_start() -> None:
+    kube = MemoryKube()
+    phase_in(kube)
+
+    async def start_late(runner: PhaseRunner) -> None:
+        waiting = {"waiting": {"reason": "ContainerCreating"}}
+        kube.set_pod_status(POD, agent(waiting, phase="Pending"))
+        runner.notify()
+        await asyncio.sleep(0.3)
+        assert kube.patches == []  # nothing to show yet: the pod is made, its agent not started
+        kube.logs[POD, "agent"] = f"{builders.block(builders.report())}\n".encode()
+        ended = {"terminated": {"exitCode": 0, "startedAt": STARTED, "finishedAt": STARTED}}
+        kube.set_pod_status(POD, agent(ended, phase="Succeeded"))
+        runner.notify()
+
+    run_with(kube, start_late)
+    assert [p["status"]["status"] for p in kube.patches] == ["running", "completed"]
+
+
+def test_a_silent_agent_is_shown_running_after_a_while(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(phase_log, "SILENT_START_SECONDS", 0.05)
+    kube = MemoryKube()
+    phase_in(kube)
+
+    async def stay_silent_then_finish(runner: PhaseRunner) -> None:
+        running = {"running": {"startedAt": STARTED}}
+        kube.set_pod_status(POD, agent(running, phase="Running"))
+        runner.notify()
+        await until(lambda: bool(kube.patches), "the running status is written")
+        assert kube.patches[0]["status"]["podName"] == naming.pod(PHASE, 1)
+        assert "log" not in kube.patches[0]["status"]  # written without a checkpoint
+        kube.logs[POD, "agent"] = f"{builders.block(builders.report())}\n".encode()
+        ended = {"terminated": {"exitCode": 0, "startedAt": STARTED, "finishedAt": STARTED}}
+        kube.set_pod_status(POD, agent(ended, phase="Succeeded"))
+        runner.notify()
+
+    run_with(kube, stay_silent_then_finish)
+    assert status(kube)["status"] == "completed"
 
 
 def test_without_storage_a_retried_attempts_pod_goes_after_the_retrying_write() -> None:

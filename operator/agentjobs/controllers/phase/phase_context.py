@@ -61,8 +61,8 @@ class PhaseContext:
         self.uid: str = body["metadata"]["uid"]
         self.spec = PhaseSpec.model_validate(body["spec"])
         self.status = PhaseResourceStatus.model_validate(body.get("status") or {})
-        # As last written: ``status`` runs ahead of it only while a held run's facts wait for
-        # the next write (:meth:`hold_run`), with the pod that write lets go.
+        # As last written: ``status`` runs ahead of it only while a held status waits for the
+        # next write (:meth:`hold`, :meth:`hold_run`), with the pod that write may let go.
         self._written = self.status
         self._release_when_written: str | None = None
         self.changed = asyncio.Event()
@@ -173,11 +173,20 @@ class PhaseContext:
             await self.release_pod(held)
         return True
 
-    def hold_run(self, status: PhaseResourceStatus, *, pod_name: str) -> None:
-        """Take ``status`` (the run's facts added) as the phase's without writing it, fitted
-        to its budget as a write would (R57): the phase's next write, which follows at once,
-        carries it and then lets ``pod_name`` go."""
+    def hold(self, status: PhaseResourceStatus) -> None:
+        """Take ``status`` as the phase's without writing it, fitted to its budget as a write
+        would be (R57): the phase's next write carries it."""
         self.status = status_budget.fit_phase(status)
+
+    @property
+    def holds(self) -> bool:
+        """A held status waits for the next write."""
+        return self.status is not self._written
+
+    def hold_run(self, status: PhaseResourceStatus, *, pod_name: str) -> None:
+        """:meth:`hold` ``status`` (the run's facts added): the phase's next write, which
+        follows at once, carries it and then lets ``pod_name`` go."""
+        self.hold(status)
         self._release_when_written = pod_name
 
     async def release_pod(self, pod_name: str) -> None:

@@ -2,7 +2,8 @@
 
 The log is fed to the streaming reader as it arrives and spooled as the
 transcript. Progress is checkpointed in the Phase's status when the first
-bytes arrive and whenever a report is read, so that a restarted operator can
+bytes arrive (with the attempt's running status, held until then, or written
+alone after SILENT_START_SECONDS) and whenever a report is read, so that a restarted operator can
 prove the log it re-reads still begins with those bytes and posts each
 ``ReportRead`` event once. Between streams the pod's own signals are read:
 a deletion the operator did not ask for, a disruption, an eviction or a lost
@@ -57,6 +58,9 @@ LOG_IDLE_SECONDS = 120.0
 # the pod's next event comes (its termination, mostly), or after this long.
 RECONNECT_SECONDS = 2.0
 STREAM_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, ApiError)
+# The attempt's running status is held for the log's first checkpoint; an agent silent this
+# long after its start is shown running without it.
+SILENT_START_SECONDS = 5.0
 FINAL_READ_TRIES = 5
 # How long an interrupted pod is given to stop its agent when its deletion has no deadline.
 INTERRUPTED_GRACE_SECONDS = 60.0
@@ -255,6 +259,9 @@ class LogReading(Generic[VerdictT]):
     async def read(self) -> LogResult[VerdictT]:
         """The log read to its proven end; the transcript is the caller's to close then (on
         an error, it is closed here)."""
+        shown = None
+        if self._on_report is not None and self._ctx.holds:
+            shown = asyncio.create_task(self._show_held(SILENT_START_SECONDS))
         try:
             if self._guard is not None:
                 await self._guard.start()
@@ -263,8 +270,22 @@ class LogReading(Generic[VerdictT]):
             self._transcript.close()
             raise
         finally:
+            if shown is not None:
+                shown.cancel()
             if self._guard is not None:
                 self._guard.end()
+
+    async def _show_held(self, seconds: float) -> None:
+        """Write the held running status if no checkpoint has carried it after ``seconds``;
+        a write that fails leaves it to the next one."""
+        await asyncio.sleep(seconds)
+        async with self._status_writes:
+            if not self._ctx.holds:
+                return
+            try:
+                await self._ctx.write_status(self._ctx.status)
+            except STREAM_ERRORS as error:
+                logger.info("running status of %s not written yet: %s", self._ctx.name, error)
 
     async def _read(self) -> LogResult[VerdictT]:
         errored = not await self._pass(follow=True)

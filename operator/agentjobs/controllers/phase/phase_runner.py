@@ -214,8 +214,10 @@ class PhaseRunner:
                 return await self._judged(ctx, attempt, unstarted)
             message = f"pod {attempt.pod_name} runs the agent"
             logger.info("attempt %d: %s", attempt.number, message)
-            if not await ctx.write_status(_running(ctx, attempt, message)):
-                return None
+            # Written with the log's first checkpoint, soon after the agent starts (phase_log),
+            # or with whatever the phase shows first: one write fewer. A restart before then
+            # finds the pod by its name and owner, as one right after its creation did.
+            ctx.hold(_running(ctx, attempt, message))
         ran = await pod_run.run_pod(
             ctx,
             attempt.pod_name,
