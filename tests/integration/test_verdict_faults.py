@@ -207,9 +207,11 @@ def test_pods_of_an_execution_deleted_while_no_operator_ran_are_let_go(
     # Let go: its finalizer removed. The pod itself goes once its agent, which runs by now,
     # has been stopped, after its grace period.
     wait_for(
-        lambda: not any(
-            naming.POD_FINALIZER in (p["metadata"].get("finalizers") or [])
-            for p in kubectl.json("get", "pods", "-n", namespace)["items"]
+        lambda: (
+            not any(
+                naming.POD_FINALIZER in (p["metadata"].get("finalizers") or [])
+                for p in kubectl.json("get", "pods", "-n", namespace)["items"]
+            )
         ),
         what="the restarted operator to let the pod go",
     )
