@@ -88,6 +88,14 @@ def agent(state: dict[str, Any], **pod_status: Any) -> dict[str, Any]:
     return {"containerStatuses": [{"name": "agent", "state": state}], **pod_status}
 
 
+def report_and_exit(kube: MemoryKube, runner: PhaseRunner, pod: str = POD) -> None:
+    """The agent prints a report and exits 0; the runner is woken as the pod watch would."""
+    kube.logs[pod, "agent"] = f"{builders.block(builders.report())}\n".encode()
+    ended = {"terminated": {"exitCode": 0, "startedAt": STARTED, "finishedAt": STARTED}}
+    kube.set_pod_status(pod, agent(ended, phase="Succeeded"))
+    runner.notify()
+
+
 def run_with(kube: MemoryKube, act: Callable[[PhaseRunner], Any]) -> None:
     """Run the phase while ``act`` moves its pod, waking the runner as the pod watch would."""
 
@@ -185,10 +193,7 @@ def test_the_pod_it_has_just_made_is_not_read_back_before_the_watch_shows_it() -
     async def finish(runner: PhaseRunner) -> None:
         await asyncio.sleep(0.2)  # the runner waits for its pod's start meanwhile
         assert ("GET", POD) not in kube.requests
-        kube.logs[POD, "agent"] = f"{builders.block(builders.report())}\n".encode()
-        ended = {"terminated": {"exitCode": 0, "startedAt": STARTED, "finishedAt": STARTED}}
-        kube.set_pod_status(POD, agent(ended, phase="Succeeded"))
-        runner.notify()
+        report_and_exit(kube, runner)
 
     run_with(kube, finish)
     assert status(kube)["status"] == "completed"
@@ -215,10 +220,7 @@ def test_without_storage_the_end_write_records_the_run_and_then_lets_the_pod_go(
     phase_in(kube)
 
     async def finish(runner: PhaseRunner) -> None:
-        kube.logs[POD, "agent"] = f"{builders.block(builders.report())}\n".encode()
-        ended = {"terminated": {"exitCode": 0, "startedAt": STARTED, "finishedAt": STARTED}}
-        kube.set_pod_status(POD, agent(ended, phase="Succeeded"))
-        runner.notify()
+        report_and_exit(kube, runner)
 
     run_with(kube, finish)
     status_path = paths.status(paths.phase(NAMESPACE, PHASE))
@@ -240,10 +242,7 @@ def test_the_running_status_waits_for_the_agents_start() -> None:
         runner.notify()
         await asyncio.sleep(0.3)
         assert kube.patches == []  # nothing to show yet: the pod is made, its agent not started
-        kube.logs[POD, "agent"] = f"{builders.block(builders.report())}\n".encode()
-        ended = {"terminated": {"exitCode": 0, "startedAt": STARTED, "finishedAt": STARTED}}
-        kube.set_pod_status(POD, agent(ended, phase="Succeeded"))
-        runner.notify()
+        report_and_exit(kube, runner)
 
     run_with(kube, start_late)
     assert [p["status"]["status"] for p in kube.patches] == ["running", "completed"]
@@ -261,10 +260,7 @@ def test_a_silent_agent_is_shown_running_after_a_while(monkeypatch: pytest.Monke
         await until(lambda: bool(kube.patches), "the running status is written")
         assert kube.patches[0]["status"]["podName"] == naming.pod(PHASE, 1)
         assert "log" not in kube.patches[0]["status"]  # written without a checkpoint
-        kube.logs[POD, "agent"] = f"{builders.block(builders.report())}\n".encode()
-        ended = {"terminated": {"exitCode": 0, "startedAt": STARTED, "finishedAt": STARTED}}
-        kube.set_pod_status(POD, agent(ended, phase="Succeeded"))
-        runner.notify()
+        report_and_exit(kube, runner)
 
     run_with(kube, stay_silent_then_finish)
     assert status(kube)["status"] == "completed"
@@ -280,10 +276,7 @@ def test_without_storage_a_retried_attempts_pod_goes_after_the_retrying_write() 
         kube.set_pod_status(POD, agent(killed, phase="Failed", reason="Evicted", message="low"))
         runner.notify()
         await until(lambda: second in kube.objects, "the second attempt's pod is made")
-        kube.logs[second, "agent"] = f"{builders.block(builders.report())}\n".encode()
-        ended = {"terminated": {"exitCode": 0, "startedAt": STARTED, "finishedAt": STARTED}}
-        kube.set_pod_status(second, agent(ended, phase="Succeeded"))
-        runner.notify()
+        report_and_exit(kube, runner, second)
 
     run_with(kube, evict_then_finish)
     assert status(kube)["status"] == "completed"
