@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import tempfile
 
-from agentjobs.controllers.phase.phase_log import TRANSCRIPT_IN_MEMORY, Transcript, truncation_note
+from agentjobs.controllers.phase.transcript import TRANSCRIPT_IN_MEMORY, Transcript, truncation_note
 
 
 def _on_disk(transcript: Transcript) -> bool:

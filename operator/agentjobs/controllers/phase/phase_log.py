@@ -3,8 +3,9 @@
 The log is fed to the streaming reader as it arrives and spooled as the
 transcript. Progress is checkpointed in the Phase's status when the first
 bytes arrive (with the attempt's running status, held until then, or written
-alone after SILENT_START_SECONDS) and whenever a report is read, so that a restarted operator can
-prove the log it re-reads still begins with those bytes and posts each
+alone after SILENT_START_SECONDS) and whenever a report is read, so that a
+restarted operator can prove the log it re-reads still begins with those
+bytes and posts each
 ``ReportRead`` event once. Between streams the pod's own signals are read:
 a deletion the operator did not ask for, a disruption, an eviction or a lost
 node interrupt the run (R22a). Once the agent has terminated a last,
@@ -20,13 +21,11 @@ from its first byte; its evaluation is recorded only once it is read whole).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
-import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import IO, Any, Generic, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 import aiohttp
 
@@ -41,16 +40,13 @@ from agentjobs.contract.reading.transcripts import formats
 from agentjobs.contract.resolution import resolution
 from agentjobs.controllers.phase.limit_guard import LimitGuard, LimitWatch
 from agentjobs.controllers.phase.phase_context import PhaseContext
+from agentjobs.controllers.phase.transcript import Transcript
 from agentjobs.kube import pod_state, pods
 from agentjobs.kube.pod_state import AgentState, Stage
 from agentjobs.models.contract import SystemFailure, TranscriptFormat, Usage
 from agentjobs.runtime import backoff, events
-from agentjobs.runtime.config import DEFAULT_MAX_TRANSCRIPT_BYTES
 
 logger = logging.getLogger(__name__)
-# A thousand running phases hold at most 64 MiB of transcript in memory; the rest waits on
-# /tmp (the chart's emptyDir) until it is stored.
-TRANSCRIPT_IN_MEMORY = 64 * 1024
 # A follow stream silent this long is reconnected (the resume check makes that safe), so a
 # half-open connection cannot hold a runner for ever.
 LOG_IDLE_SECONDS = 120.0
@@ -64,63 +60,6 @@ SILENT_START_SECONDS = 5.0
 FINAL_READ_TRIES = 5
 # How long an interrupted pod is given to stop its agent when its deletion has no deadline.
 INTERRUPTED_GRACE_SECONDS = 60.0
-
-
-@dataclass
-class Transcript:
-    """The agent's log as the operator read it: its size (``size``), and its bytes when there
-    is a store to keep them in (``kept``), spooled to disk past :data:`TRANSCRIPT_IN_MEMORY`.
-
-    R58: only the first ``limit`` bytes are kept; past them the log is still read (and
-    counted) but ``truncated``, and :meth:`seal` ends what is kept with a line that says so.
-    ``stored`` and ``sha256`` are what is kept, or would be without a store.
-    """
-
-    kept: bool = True
-    limit: int = DEFAULT_MAX_TRANSCRIPT_BYTES
-    file: IO[bytes] = field(
-        default_factory=lambda: tempfile.SpooledTemporaryFile(TRANSCRIPT_IN_MEMORY)  # noqa: SIM115
-    )
-    size: int = 0
-    stored: int = 0
-    truncated: bool = False
-    sealed: bool = False
-    _digest: Any = field(default_factory=hashlib.sha256, init=False, repr=False)
-
-    @property
-    def sha256(self) -> str:
-        return str(self._digest.hexdigest())
-
-    def write(self, chunk: bytes) -> None:
-        self.size += len(chunk)
-        if self.kept and len(chunk) > self.limit - self.stored:
-            self.truncated = True
-            chunk = chunk[: max(self.limit - self.stored, 0)]
-        self._keep(chunk)
-
-    def seal(self) -> None:
-        """End a truncated transcript with the line that says what was left out (once)."""
-        if self.truncated and not self.sealed:
-            self._keep(truncation_note(self.limit, self.size))
-        self.sealed = True
-
-    def close(self) -> None:
-        """Let go of the spooled bytes (a file past TRANSCRIPT_IN_MEMORY); the counts stay."""
-        self.file.close()
-
-    def _keep(self, chunk: bytes) -> None:
-        if self.kept and chunk:
-            self.file.write(chunk)
-        self._digest.update(chunk)
-        self.stored += len(chunk)
-
-
-def truncation_note(limit: int, size: int) -> bytes:
-    """The last line of a transcript cut at ``limit`` bytes of a log of ``size``."""
-    return (
-        f"\n[agentjobs: transcript truncated: its first {limit} bytes are stored, of the "
-        f"{size} bytes the agent wrote (--max-transcript-bytes); all of them were read]\n"
-    ).encode()
 
 
 class Verdict(Protocol):

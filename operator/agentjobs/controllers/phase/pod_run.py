@@ -17,7 +17,8 @@ from typing import Generic
 from agentjobs.contract.resolution.resolution import RunFacts
 from agentjobs.controllers.phase import pod_wait
 from agentjobs.controllers.phase.phase_context import Attempt, PhaseContext
-from agentjobs.controllers.phase.phase_log import LogReading, Transcript, VerdictT
+from agentjobs.controllers.phase.phase_log import LogReading, VerdictT
+from agentjobs.controllers.phase.transcript import Transcript
 
 
 @dataclass(frozen=True)
