@@ -30,7 +30,6 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import FrameType
 
 from agentjobs.adapters import output_dir
 from agentjobs.adapters.object_store import StorageError, content_type
@@ -280,16 +279,24 @@ class Harvester:
         self._retrying(final=True)
 
 
+STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+
+
 def run(harvester: Harvester, *, interval: float, ready_file: Path | None) -> bool:
-    """Run until SIGTERM, then sync one last time; whether that last sync was made."""
+    """Run until SIGTERM, then sync one last time; whether that last sync was made.
 
-    def stop(signum: int, frame: FrameType | None) -> None:
-        harvester.stopping.set()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    The signal is taken by a thread of its own (every thread blocks it, that one waits for
+    it), not by a handler: a handler setting ``stopping`` while the main thread held the
+    Event's lock, in its wait, blocked for ever on that lock, and the pod with it."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    threading.Thread(target=_stop_on_signal, args=(harvester.stopping,), daemon=True).start()
     if ready_file is not None:
         ready_file.parent.mkdir(parents=True, exist_ok=True)
         ready_file.touch()
     harvester.run(interval=interval)
     return harvester.failure is None
+
+
+def _stop_on_signal(stopping: threading.Event) -> None:
+    signal.sigwait(STOP_SIGNALS)
+    stopping.set()
