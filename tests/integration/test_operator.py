@@ -82,7 +82,7 @@ def test_a_success_report_completes_the_execution(
     reasons = kubectl.run(
         "get", "events", "-n", namespace, "-o", "jsonpath={.items[*].reason}"
     ).stdout.split()
-    assert {"Running", "ReportRead", "Complete"} <= set(reasons)
+    assert {"Running", "Complete"} <= set(reasons)
     # A prompt this small travels in the pod itself: the phase made no ConfigMap.
     made = kubectl.json("get", "configmaps", "-n", namespace, "-l", LABEL_PHASE)["items"]
     assert made == []

@@ -220,7 +220,7 @@ def _running_phase(execution: dict[str, Any], **checkpoints: Any) -> dict[str, A
     return phase
 
 
-LOG = {"bytesRead": 160, "reportsRead": 0, "sha256": "0" * 64}
+LOG = {"bytesRead": 160, "sha256": "0" * 64}
 RUN = {
     "exitCode": 0,
     "streamIntact": True,

@@ -217,7 +217,7 @@ def test_the_stop_is_recorded_once_and_kept_through_log_checkpoints() -> None:
     assert status.log is not None and status.log.stopped_by == BUDGET
     later = Crossing(Limit.TURNS, "1", "2").failure
     assert phase_status.with_stop(status, later).log == status.log
-    moved = phase_status.with_log_progress(status, bytes_read=10, sha256="ab", reports_read=0)
+    moved = phase_status.with_log_progress(status, bytes_read=10, sha256="ab")
     assert moved.log is not None and moved.log.stopped_by == BUDGET
 
 

@@ -124,8 +124,11 @@ def test_an_agent_that_reports_success_and_exits_0_completes_the_phase(
     phase_in(kube)
 
     async def finish(runner: PhaseRunner) -> None:
-        log = f"fixed the parser\n{builders.block(builders.report())}\n".encode()
-        kube.logs[POD, "agent"] = log
+        kube.logs[POD, "agent"] = b"fixed the parser\n"
+        kube.set_pod_status(POD, agent({"running": {"startedAt": STARTED}}, phase="Running"))
+        runner.notify()
+        await until(lambda: bool(kube.patches), "the first bytes are checkpointed")
+        kube.logs[POD, "agent"] += f"{builders.block(builders.report())}\n".encode()
         ended = {"terminated": {"exitCode": 0, "startedAt": STARTED, "finishedAt": STARTED}}
         kube.set_pod_status(POD, agent(ended, phase="Succeeded"))
         runner.notify()
@@ -135,7 +138,9 @@ def test_an_agent_that_reports_success_and_exits_0_completes_the_phase(
     assert (ended["status"], ended["exitCode"], ended["streamIntact"]) == ("completed", 0, True)
     assert ended["report"]["state"] == "success"
     assert ended["run"]["transcriptBytes"] == len(kube.logs[POD, "agent"])
-    assert "ReportRead" in posted
+    # The report read mid-stream is told by the end: it costs no write or Event of its own.
+    assert [p["status"]["status"] for p in kube.patches] == ["running", "completed"]
+    assert posted == ["Running", "Complete"]
     assert ("UNFINALIZE", POD) in kube.requests  # released once its run was recorded
 
 

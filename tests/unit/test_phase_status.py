@@ -32,37 +32,25 @@ def running(log: LogProgress | None = None) -> PhaseResourceStatus:
 
 
 def test_the_first_progress_is_written_as_read() -> None:
-    status = phase_status.with_log_progress(running(), bytes_read=10, sha256="aa", reports_read=1)
-    assert status.log == LogProgress(bytes_read=10, sha256="aa", reports_read=1)
+    status = phase_status.with_log_progress(running(), bytes_read=10, sha256="aa")
+    assert status.log == LogProgress(bytes_read=10, sha256="aa")
     assert status.pod_name == "p-a1" and status.status is PhaseStatus.RUNNING
 
 
 def test_progress_moves_forward() -> None:
-    known = LogProgress(bytes_read=10, sha256="aa", reports_read=1)
-    status = phase_status.with_log_progress(
-        running(known), bytes_read=25, sha256="bb", reports_read=2
-    )
-    assert status.log == LogProgress(bytes_read=25, sha256="bb", reports_read=2)
+    known = LogProgress(bytes_read=10, sha256="aa")
+    status = phase_status.with_log_progress(running(known), bytes_read=25, sha256="bb")
+    assert status.log == LogProgress(bytes_read=25, sha256="bb")
 
 
 def test_a_reader_behind_the_checkpoint_keeps_the_bytes_already_proven() -> None:
-    known = LogProgress(bytes_read=40, sha256="cc", reports_read=3)
-    status = phase_status.with_log_progress(
-        running(known), bytes_read=12, sha256="dd", reports_read=1
-    )
+    known = LogProgress(bytes_read=40, sha256="cc")
+    status = phase_status.with_log_progress(running(known), bytes_read=12, sha256="dd")
     assert status.log == known
 
 
-def test_a_report_read_again_is_not_counted_twice_but_new_bytes_are_kept() -> None:
-    known = LogProgress(bytes_read=40, sha256="cc", reports_read=3)
-    status = phase_status.with_log_progress(
-        running(known), bytes_read=50, sha256="ee", reports_read=2
-    )
-    assert status.log == LogProgress(bytes_read=50, sha256="ee", reports_read=3)
-
-
 def test_the_run_checkpoint_replaces_only_the_run() -> None:
-    before = running(LogProgress(bytes_read=5, sha256="aa", reports_read=0))
+    before = running(LogProgress(bytes_read=5, sha256="aa"))
     record = RunCheckpoint(
         exit_code=0,
         stream_intact=True,

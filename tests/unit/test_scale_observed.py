@@ -30,7 +30,10 @@ def _owner(name: str, **conditions: str) -> dict[str, Any]:
 def _phase(name: str, pod: str, *, log: bool, attempt: int = 1) -> dict[str, Any]:
     status: dict[str, Any] = {"status": "running", "podName": pod, "attempt": attempt}
     if log:
-        status["log"] = {"bytesRead": 10, "sha256": "ab", "reportsRead": 0}
+        status["log"] = {
+            "bytesRead": 10,
+            "sha256": "ab",
+        }
     return {"metadata": {"name": name}, "status": status}
 
 

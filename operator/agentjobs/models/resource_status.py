@@ -68,15 +68,13 @@ class ArtifactStatus(ContractModel):
 class LogProgress(ContractModel):
     """How much of the agent's log the operator has read (R14).
 
-    Written when the first bytes arrive and whenever a report is read, so that a
-    restarted operator re-reading the log can prove the log still begins with
-    those bytes (a rotated or truncated log does not), and posts each
-    ``ReportRead`` event once.
+    Written when the first bytes arrive, so that a restarted operator re-reading
+    the log can prove the log still begins with those bytes (a rotated or
+    truncated log does not).
     """
 
     bytes_read: int = Field(ge=0)
     sha256: str
-    reports_read: int = Field(default=0, ge=0)
     # R70: the operator asked for the agent's stop, because of this limit.
     stopped_by: SystemFailure | None = None
 

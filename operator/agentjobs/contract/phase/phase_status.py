@@ -203,16 +203,13 @@ def next_attempt(
 
 
 def with_log_progress(
-    status: PhaseResourceStatus, *, bytes_read: int, sha256: str, reports_read: int
+    status: PhaseResourceStatus, *, bytes_read: int, sha256: str
 ) -> PhaseResourceStatus:
     """The log's progress checkpointed (R14): it never goes back, so a restarted operator
-    never reads a byte or counts a report twice."""
+    never trusts a byte it has not proven."""
     known = status.log
     progress = LogProgress(
-        bytes_read=bytes_read,
-        sha256=sha256,
-        reports_read=max(reports_read, known.reports_read if known else 0),
-        stopped_by=known.stopped_by if known else None,
+        bytes_read=bytes_read, sha256=sha256, stopped_by=known.stopped_by if known else None
     )
     if known is not None and known.bytes_read >= progress.bytes_read:
         progress = progress.model_copy(

@@ -139,10 +139,6 @@ class TextBlockReader(Generic[Value]):
             reason = f"the stream ended before {self._terminator}"
         self._close_unreadable(reason, then=_State.PROSE)
 
-    @property
-    def blocks_closed(self) -> int:
-        return sum(self._counts.values())
-
     def standing(self) -> Value:
         """R10/R11, R39: the strongest block closed so far (the kind's ``absent`` when none)."""
         if self._strongest is None:

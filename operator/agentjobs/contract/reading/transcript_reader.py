@@ -142,11 +142,6 @@ class BlockTranscriptReader(Generic[Value]):
                 self.limit_passed = PassedAt(crossing, self._events.lines_read)
                 return
 
-    @property
-    def blocks_seen(self) -> int:
-        """How many blocks have been closed so far (cheap: for live progress)."""
-        return self._text_reader.blocks_closed
-
     def standing(self) -> Value:
         """The strongest block closed so far, without ending the stream."""
         return self._text_reader.standing()
@@ -208,9 +203,6 @@ class TranscriptReader(BlockTranscriptReader[Report]):
         super().__init__(
             report_body.TASK_RESULT, transcript_format, prices=prices, limits=limits, budget=budget
         )
-
-    def standing_report(self) -> Report:
-        return self.standing()
 
     def close(self) -> ReaderVerdict:
         """End of stream: the final verdict (an open report is unreadable, R3)."""

@@ -3,10 +3,9 @@
 The log is fed to the streaming reader as it arrives and spooled as the
 transcript. Progress is checkpointed in the Phase's status when the first
 bytes arrive (with the attempt's running status, held until then, or written
-alone after SILENT_START_SECONDS) and whenever a report is read, so that a
-restarted operator can prove the log it re-reads still begins with those
-bytes and posts each
-``ReportRead`` event once. Between streams the pod's own signals are read:
+alone after SILENT_START_SECONDS), so that a restarted operator can prove the
+log it re-reads still begins with those bytes. Between streams the pod's own
+signals are read:
 a deletion the operator did not ask for, a disruption, an eviction or a lost
 node interrupt the run (R22a). Once the agent has terminated a last,
 non-following read takes the log to its end; only then is it whole (R14).
@@ -44,7 +43,7 @@ from agentjobs.controllers.phase.transcript import Transcript
 from agentjobs.kube import pod_state, pods
 from agentjobs.kube.pod_state import AgentState, Stage
 from agentjobs.models.contract import SystemFailure, TranscriptFormat, Usage
-from agentjobs.runtime import backoff, events
+from agentjobs.runtime import backoff
 
 logger = logging.getLogger(__name__)
 # A follow stream silent this long is reconnected (the resume check makes that safe), so a
@@ -80,9 +79,6 @@ class StreamReader(Protocol[VerdictT_co]):
     """A block reader fed the log as it arrives (an agent's or a grader's)."""
 
     @property
-    def blocks_seen(self) -> int: ...
-
-    @property
     def model(self) -> str | None: ...
 
     def feed(self, chunk: bytes) -> None: ...
@@ -100,7 +96,7 @@ class LogResult(Generic[VerdictT]):
 def agent_log(
     ctx: PhaseContext, pod_name: str, *, idle_seconds: float = LOG_IDLE_SECONDS
 ) -> LogReading[ReaderVerdict]:
-    """The agent's log, its progress checkpointed and each report posted as it is read."""
+    """The agent's log, its progress checkpointed."""
     transcript_format = ctx.spec.transcript_format or TranscriptFormat.TEXT
     limits = ctx.spec.limits
     # R71: what the Execution's earlier phases and this phase's earlier runs used counts.
@@ -117,17 +113,13 @@ def agent_log(
             spent=reader.spent,
         )
 
-    def on_report() -> None:
-        state = reader.standing_report().state
-        events.post(ctx.body, reason="ReportRead", message=f"the agent's report reads {state}")
-
     return LogReading(
         ctx,
         pod_name,
         reader,
         transcript_format,
         cli_error=lambda verdict: verdict.agent_cli_error,
-        on_report=on_report,
+        checkpointed=True,
         idle_seconds=idle_seconds,
         watch=watch,
     )
@@ -149,9 +141,9 @@ def grader_log(
 
 
 class LogReading(Generic[VerdictT]):
-    """Reads one pod's log to its end, watching the pod between streams. With ``on_report``
-    (the agent's log) progress is checkpointed in ``status.log`` and each block read is
-    announced; without, the log is read from its first byte whatever the status says."""
+    """Reads one pod's log to its end, watching the pod between streams. When
+    ``checkpointed`` (the agent's log) progress is checkpointed in ``status.log``; when not,
+    the log is read from its first byte whatever the status says."""
 
     def __init__(
         self,
@@ -161,7 +153,7 @@ class LogReading(Generic[VerdictT]):
         transcript_format: TranscriptFormat,
         *,
         cli_error: Callable[[VerdictT], SystemFailure | None],
-        on_report: Callable[[], None] | None = None,
+        checkpointed: bool = False,
         idle_seconds: float = LOG_IDLE_SECONDS,
         container: str = pods.AGENT_CONTAINER,
         watch: LimitWatch | None = None,
@@ -173,9 +165,8 @@ class LogReading(Generic[VerdictT]):
             self._guard = LimitGuard(ctx, pod_name, container, watch, self._status_writes)
         self._pod_name = pod_name
         self._container = container
-        self._on_report = on_report
-        progress = ctx.status.log if on_report is not None else None
-        self._reports_posted = progress.reports_read if progress else 0
+        self._checkpointed = checkpointed
+        progress = ctx.status.log if checkpointed else None
         self._follower = LogFollower(
             ctx.kube,
             namespace=ctx.namespace,
@@ -199,7 +190,7 @@ class LogReading(Generic[VerdictT]):
         """The log read to its proven end; the transcript is the caller's to close then (on
         an error, it is closed here)."""
         shown = None
-        if self._on_report is not None and self._ctx.holds:
+        if self._checkpointed and self._ctx.holds:
             shown = asyncio.create_task(self._show_held(SILENT_START_SECONDS))
         try:
             if self._guard is not None:
@@ -270,25 +261,16 @@ class LogReading(Generic[VerdictT]):
         self._transcript.write(chunk)
         if self._guard is not None:
             await self._guard.read()
-        if self._on_report is None:
-            return
-        reports = self._reader.blocks_seen
-        if first or reports > self._reports_posted:
-            await self._checkpoint_progress(reports)
+        if first and self._checkpointed:
+            await self._checkpoint_progress()
 
-    async def _checkpoint_progress(self, reports: int) -> None:
+    async def _checkpoint_progress(self) -> None:
         ctx = self._ctx
         async with self._status_writes:
             progress = phase_status.with_log_progress(
-                ctx.status,
-                bytes_read=self._follower.offset,
-                sha256=self._follower.sha256,
-                reports_read=reports,
+                ctx.status, bytes_read=self._follower.offset, sha256=self._follower.sha256
             )
             await ctx.write_status(progress)
-        if reports > self._reports_posted and self._on_report is not None:
-            self._reports_posted = reports
-            self._on_report()
 
     def _note_interruption(self, pod: JsonObject, state: AgentState) -> None:
         if self._interrupted is not None:
