@@ -102,6 +102,19 @@ def trouble_of(subject: dict[str, Any]) -> Trouble:
             "the agent image cannot be pulled: failed to pull image",
         ),
         (
+            pod(
+                waiting(
+                    "ErrImagePull",
+                    "dial tcp: lookup registry.invalid on 10.255.255.53:53: "
+                    "read udp 10.87.0.2:34012->10.255.255.53:53: i/o timeout",
+                )
+            ),
+            Ends.AT_TIMEOUT,
+            FailureKind.CONFIG,
+            "ErrImagePull",
+            "lookup registry.invalid",
+        ),
+        (
             pod(waiting("ImagePullBackOff", "pull access denied: 401 Unauthorized")),
             Ends.AT_TIMEOUT,
             FailureKind.AUTH,

@@ -44,6 +44,7 @@ container's words are untrusted (a registry's reply, a sidecar's log tail throug
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
@@ -78,7 +79,9 @@ _CHECKOUT_FAILURES = {
     )
 }
 _START_ERRORS = frozenset({"StartError", "ContainerCannotRun", "RunContainerError"})
-_AUTH_WORDS = ("unauthorized", "authentication", "denied", "forbidden", "401", "403")
+# Whole words only: a pull error names addresses and ports ("10.87.0.2:34012"), which must
+# not read as a registry's 401.
+_REFUSED = re.compile(r"\b(unauthorized|authentication|denied|forbidden|401|403)\b", re.IGNORECASE)
 # How the kubelet words a runAsNonRoot check against the image's user.
 _NON_ROOT_WORDS = ("runAsNonRoot", "non-root policy")
 
@@ -288,8 +291,7 @@ def _exit_kind(terminated: dict[str, Any]) -> FailureKind:
 
 
 def _refused(words: str) -> bool:
-    lowered = words.lower()
-    return any(word in lowered for word in _AUTH_WORDS)
+    return _REFUSED.search(words) is not None
 
 
 def _words(text: object) -> str:
