@@ -93,8 +93,15 @@ def patch_status(kubectl: Kubectl, namespace: str, status: dict[str, Any]) -> No
     )  # fmt: skip
 
 
-def delete_test_crds(kubectl: Kubectl) -> None:
-    kubectl.run("delete", "crd", *CRDS, "--ignore-not-found", "--wait=true", timeout=120)
+def delete_test_crds(kubectl: Kubectl, *, wait: bool) -> None:
+    """The test group's CRDs deleted. The API server removes a CRD once its finalizer has
+    listed the CRD's objects, and that list fails while the CRD's storage (re)initializes, as
+    it does after the upgrade changed it; each failure is retried later than the last, so the
+    removal can take minutes ("could not list instances: storage is (re)initializing")."""
+    kubectl.run(
+        "delete", "crd", *CRDS, "--ignore-not-found", f"--wait={str(wait).lower()}",
+        "--timeout=300s", timeout=330,
+    )  # fmt: skip
 
 
 def test_helm_upgrade_from_the_last_release_keeps_executions_and_their_status(
@@ -109,7 +116,7 @@ def test_helm_upgrade_from_the_last_release_keeps_executions_and_their_status(
     env = local_cluster.env
     release = f"up-{namespace[-6:]}"
     values = ["--namespace", namespace, "--set", "replicaCount=0", "--wait", "--timeout=90s"]
-    delete_test_crds(kubectl)  # a run stopped half-way leaves them
+    delete_test_crds(kubectl, wait=True)  # a run before this one may have left them
     try:
         installed = helm(env, "install", release, str(old), *values)
         assert installed.returncode == 0, installed.stderr
@@ -149,4 +156,4 @@ def test_helm_upgrade_from_the_last_release_keeps_executions_and_their_status(
     finally:
         helm(env, "uninstall", release, "--namespace", namespace, "--ignore-not-found")
         kubectl.run("delete", "-n", namespace, f"executions.{GROUP}", "--all", check=False)
-        delete_test_crds(kubectl)
+        delete_test_crds(kubectl, wait=False)  # nothing else uses their group
