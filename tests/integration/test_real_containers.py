@@ -120,7 +120,9 @@ def agent_running(kubectl: Kubectl, namespace: str, pod: str) -> bool:
 def test_an_eviction_through_the_eviction_api_interrupts(
     kubectl: Kubectl, namespace: str, operator: OperatorProcess
 ) -> None:
-    kubectl.apply(execution("evicted", "sleep 120"), namespace)
+    # The shell is the container's first process, which ignores SIGTERM unless it traps it:
+    # without the trap the eviction's SIGTERM would do nothing and the sleep end the agent.
+    kubectl.apply(execution("evicted", "trap 'exit 143' TERM; sleep 120 & wait"), namespace)
     # The agent's container itself runs: a phase shows `running` once its pod is made, and an
     # eviction while the pod is still being bound races the scheduler and the kubelet.
     wait_for(
