@@ -72,11 +72,15 @@ def test_a_failure_tells_its_classification_and_why() -> None:
     )
 
 
-def test_a_running_phase_tells_its_running_condition() -> None:
-    running = {"type": "Running", "status": "True", "reason": "Running", "message": "agent started"}
-    phase = execution({"status": "running", "conditions": [running]})
+def test_a_waiting_phase_tells_its_reconciling_condition() -> None:
+    # As the operator writes a pending phase: only the true condition has the message.
+    conditions = [
+        {"type": "Running", "status": "False", "reason": "Pending", "message": ""},
+        {"type": "Reconciling", "status": "True", "reason": "Pending", "message": "image pull"},
+    ]
+    phase = execution({"status": "pending", "conditions": conditions})
     phase["kind"] = "Phase"
-    assert assess(phase) == ("Progressing", "running: agent started")
+    assert assess(phase) == ("Progressing", "pending: image pull")
 
 
 def test_a_spec_change_not_yet_seen_is_progressing() -> None:

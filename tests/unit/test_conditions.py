@@ -43,6 +43,14 @@ def test_each_status_sets_the_kstatus_conditions(status: str, true_types: set[st
     assert _true_types(status) == true_types
 
 
+@pytest.mark.parametrize("status", ["pending", "running", "completed", "failed"])
+def test_only_a_true_condition_carries_the_message(status: str) -> None:
+    summary = "the agent's summary, " * 100
+    made = conditions.conditions_for(status, message=summary, previous=[], generation=1, now=NOW)
+    assert {c.type for c in made if c.message} == _true_types(status)
+    assert all(c.message in ("", summary) for c in made)
+
+
 def test_kstatus_conditions_post_no_events_of_their_own() -> None:
     running = conditions.conditions_for("running", message="", previous=[], generation=1, now=NOW)
     assert conditions.changed_types([], running) == ["Running"]

@@ -48,7 +48,8 @@ end
 local state = status.status
 if state == "pending" or state == "running" then
   hs.status = "Progressing"
-  local detail = condition_message("Running")
+  -- Reconciling is true while pending or running, and only a true condition has a message.
+  local detail = condition_message("Reconciling")
   if status.currentPhase ~= nil then
     hs.message = state .. ", phase " .. status.currentPhase
   elseif detail ~= "" then

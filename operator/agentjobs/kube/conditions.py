@@ -8,7 +8,10 @@ kpt and cli-utils' appliers wait on: ``Reconciling`` (true while pending or
 running: InProgress), ``Stalled`` (true once it ended without completing:
 Failed, as nothing more will happen without a new Execution) and ``Ready``
 (true once completed: Current). A condition keeps its ``lastTransitionTime``
-until its status changes.
+until its status changes. Only a true condition carries the message: it is the
+outcome's summary or the error, up to a few KiB, and seven copies of it made
+every status write larger (each is validated, diffed for ``managedFields``, stored
+and sent to every watcher whole).
 
 A Phase whose pod is held by scheduling gates also carries ``Queued`` (R73): true
 while a gate holds it, false once the gates are gone; the moment it turned false is
@@ -68,7 +71,7 @@ def conditions_for(
                 type=condition_type,
                 status=value,
                 reason=_reason(status),
-                message=message,
+                message=message if true else "",
                 last_transition_time=now if changed or old is None else old.last_transition_time,
                 observed_generation=generation,
             )
