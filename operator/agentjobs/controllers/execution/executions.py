@@ -18,17 +18,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentjobs.adapters import metrics, paths
-from agentjobs.adapters.kube import ApiError, JsonObject, Kube
+from agentjobs.adapters.kube import JsonObject, Kube
 from agentjobs.contract.execution import execution_plan, phase_view, resume, ttl
 from agentjobs.contract.notifications import due, message
 from agentjobs.contract.outcome import status_budget
-from agentjobs.contract.phase import phase_status
 from agentjobs.contract.scheduling import queue
 from agentjobs.contract.scheduling.queue import Decision
-from agentjobs.controllers.execution import retention
+from agentjobs.controllers.execution import phase_creation, retention
 from agentjobs.controllers.execution.queue_admission import QueueAdmission
 from agentjobs.controllers.execution.resumption import resumption_of
-from agentjobs.kube import admission, ownership, resource_versions
+from agentjobs.kube import resource_versions
 from agentjobs.kube.status_patch import status_patch
 from agentjobs.models.contract import SystemFailure
 from agentjobs.models.resource_status import ExecutionResourceStatus, PhaseResourceStatus
@@ -363,43 +362,12 @@ class ExecutionReconciler:
         spec: ExecutionSpec,
         plan: execution_plan.ExecutionPlan,
     ) -> bool | SystemFailure:
-        """Create the Phase at ``plan.create_index``; False when it is there already (created by an
-        earlier reconcile, its event still to come); the execution's failure when the API
-        server refuses it for good."""
-        assert plan.create_index is not None
-        meta = body["metadata"]
-        namespace = meta["namespace"]
-        manifest = phase_status.phase_manifest(
-            spec,
-            namespace=namespace,
-            execution_name=meta["name"],
-            execution_uid=meta["uid"],
-            index=plan.create_index,
-            inputs=plan.inputs,
-            repositories_before=plan.repositories_before,
-            budget=plan.budget,
-        )
-        resource_name = manifest["metadata"]["name"]
-        try:
-            created = await self._kube.create(paths.phase(namespace), manifest)
-            if created is not None:
-                logger.info("created phase %s/%s", namespace, resource_name)
-                self._created.created(meta["uid"], created)
-                self._phase_created(created)
-                return True
-        except ApiError as error:
-            refused = admission.refusal_blocker(
-                code=error.status, reason=error.reason, message=error.message, subject="Phase"
-            )
-            if refused is None:
-                raise
-            logger.error("phase %s/%s was refused: %s", namespace, resource_name, error)
-            message = f"the API server refused Phase {resource_name!r}: {error.message}"
-            return refused.model_copy(update={"message": message})
-        existing = await self._kube.get(paths.phase(namespace, resource_name))
-        if existing is None or not ownership.owned_by(existing, meta["uid"]):
-            # A Phase of an earlier Execution of this name, still being collected.
-            reason = ownership.describe_foreign(existing) if existing else "it was just removed"
-            raise RetryLater(f"cannot create Phase {resource_name!r} yet: {reason}")
-        self._created.created(meta["uid"], existing)
-        return False
+        """True when this call made the next Phase; False when it was there already."""
+        made = await phase_creation.create_phase(self._kube, body, spec, plan)
+        if isinstance(made, SystemFailure):
+            return made
+        phase, new = made
+        self._created.created(body["metadata"]["uid"], phase)
+        if new:
+            self._phase_created(phase)
+        return new
