@@ -162,14 +162,16 @@ def test_replace_cancels_the_running_one_for_the_next(
     kubectl.apply(cron, namespace)
     wait_for(lambda: len(runs(kubectl, namespace, "swap")) >= 2, what="a second run")
     first = runs(kubectl, namespace, "swap")[0]["metadata"]["name"]
-    seen: dict[str, Any] = {}
-
-    def cancelled() -> bool:
-        seen.update(kubectl.json("get", "execution", first, "-n", namespace))
-        return seen.get("status", {}).get("status") == "cancelled"
-
     try:
-        wait_for(cancelled, what="the first run to be cancelled")
+        wait_for(
+            lambda: (
+                kubectl.json("get", "execution", first, "-n", namespace)
+                .get("status", {})
+                .get("status")
+                == "cancelled"
+            ),
+            what="the first run to be cancelled",
+        )
     except AssertionError as error:  # what the cluster held then, to tell why
         phases = kubectl.json("get", "phases", "-n", namespace)["items"]
         held = {
@@ -177,7 +179,8 @@ def test_replace_cancels_the_running_one_for_the_next(
             "phases": {p["metadata"]["name"]: p.get("status", {}) for p in phases},
         }
         raise AssertionError(f"{error}: {json.dumps(held)}") from error
-    assert seen["spec"]["cancel"] is True
+    execution = kubectl.json("get", "execution", first, "-n", namespace)
+    assert execution["spec"]["cancel"] is True
 
 
 def test_suspend_makes_nothing_until_it_is_lifted(
