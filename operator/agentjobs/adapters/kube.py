@@ -31,6 +31,7 @@ from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 
 from agentjobs.adapters import metrics, paths
+from agentjobs.kube.log_timestamps import NotALogLine, TimestampedLog
 
 JsonObject = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
@@ -329,18 +330,29 @@ class Kube:
         """A container's log from its first byte (or its last ``tail_lines`` lines), followed
         or as it stands; the iterator ends when the stream does. A stream silent for
         ``idle_seconds`` raises a timeout, so that a half-open connection cannot hold a reader
-        for ever."""
+        for ever. Only lines the container wrote are yielded: text the node put in the answer
+        raises an :class:`ApiError` (R76)."""
         path = paths.pod_log(namespace, pod)
-        query = {"container": container, "follow": "true" if follow else "false"}
+        query = {
+            "container": container,
+            "follow": "true" if follow else "false",
+            "timestamps": "true",
+        }
         if tail_lines is not None:
             query["tailLines"] = str(tail_lines)
         timeout = aiohttp.ClientTimeout(total=None, connect=30, sock_read=idle_seconds)
         response = await self._request("GET", path, query=query, timeout=timeout, stream=True)
+        log = TimestampedLog()
         async with response:
             if response.status >= 400:
                 raise await _api_error(response)
-            async for chunk in response.content.iter_any():
-                yield chunk
+            try:
+                async for chunk in response.content.iter_any():
+                    if written := log.feed(chunk):
+                        yield written
+                log.close()
+            except NotALogLine as error:  # its status says 200: it failed all the same
+                raise ApiError(response.status, "NotALogLine", str(error)) from None
 
 
 class _FencedKube(Kube):
