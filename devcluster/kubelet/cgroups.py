@@ -1,5 +1,15 @@
-"""The node's cgroup, CGROUP_ROOT, under every hierarchy in /sys/fs/cgroup: made before the
-kubelet starts (it refuses a cgroupRoot that does not exist), emptied and removed by `down`."""
+"""The node's cgroups: CGROUP_ROOT under every hierarchy in /sys/fs/cgroup, made before the
+kubelet starts (it refuses a cgroupRoot that does not exist), and DAEMONS under the cpu
+hierarchy, where containerd (with its shims), the kubelet and kube-proxy run; `down` empties
+and removes both.
+
+A real node reserves CPU for its runtime. Here the daemons share two cores with the tests,
+and containerd 1.6, starved, loses what a container wrote if the container exits before
+containerd's reader of its stdout has run ("Failed to pipe stdout ...: reading from a
+closed fifo" in its log): a phase whose agent printed its report and exited at once was
+read as silent. DAEMONS weighs as several busy processes; the containers themselves go to
+their pods' cgroups under CGROUP_ROOT, as on any node.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +22,11 @@ from pathlib import Path
 from devcluster.kubelet.paths import CGROUP_ROOT
 
 CGROUP_MOUNT = Path("/sys/fs/cgroup")
+DAEMONS = f"{CGROUP_ROOT}-daemons"
+# Eight busy processes' worth: cgroup v1's cpu.shares against 1,024 a process, v2's cpu.weight
+# against 100.
+DAEMON_CPU_SHARES = 8192
+DAEMON_CPU_WEIGHT = 800
 # cgroup v1's cpuset starts a child empty, and a cgroup without cpus or mems takes no task.
 _CPUSET_INHERITED = ("cpuset.cpus", "cpuset.mems")
 KILL_SECONDS = 10.0
@@ -25,9 +40,25 @@ def hierarchies(mount: Path = CGROUP_MOUNT) -> list[Path]:
     return sorted(p for p in mount.iterdir() if p.is_dir() and not p.is_symlink())
 
 
+def _unified(mount: Path) -> bool:
+    return (mount / "cgroup.controllers").exists()
+
+
+def daemons(mount: Path = CGROUP_MOUNT) -> Path | None:
+    """Where the daemons' cgroup goes: under the cpu hierarchy (cgroup v2's own, only where
+    its root already hands the cpu controller down; enabling it would change the host)."""
+    if _unified(mount):
+        enabled = (mount / "cgroup.subtree_control").read_text().split()
+        return mount / DAEMONS if "cpu" in enabled else None
+    cpu = [h for h in hierarchies(mount) if "cpu" in h.name.split(",")]
+    return cpu[0] / DAEMONS if cpu else None
+
+
 def roots(mount: Path = CGROUP_MOUNT) -> list[Path]:
-    """Our cgroup in each hierarchy where it exists."""
-    return [h / CGROUP_ROOT for h in hierarchies(mount) if (h / CGROUP_ROOT).is_dir()]
+    """Our cgroups where they exist: the node's in each hierarchy, then the daemons'."""
+    found = [h / CGROUP_ROOT for h in hierarchies(mount) if (h / CGROUP_ROOT).is_dir()]
+    cpu = daemons(mount)
+    return [*found, cpu] if cpu is not None and cpu.is_dir() else found
 
 
 def ensure(mount: Path = CGROUP_MOUNT) -> None:
@@ -39,6 +70,22 @@ def ensure(mount: Path = CGROUP_MOUNT) -> None:
         for name in _CPUSET_INHERITED:
             if (root / name).exists():
                 (root / name).write_text((hierarchy / name).read_text())
+    cpu = daemons(mount)
+    if cpu is not None:
+        cpu.mkdir(exist_ok=True)
+        if _unified(mount):
+            (cpu / "cpu.weight").write_text(f"{DAEMON_CPU_WEIGHT}\n")
+        else:
+            (cpu / "cpu.shares").write_text(f"{DAEMON_CPU_SHARES}\n")
+
+
+def joined(argv: list[str], mount: Path = CGROUP_MOUNT) -> list[str]:
+    """`argv` run in the daemons' cgroup from its first instruction (sh joins it, then execs
+    `argv`, so the pid is the program's), with every process it starts."""
+    cpu = daemons(mount)
+    if cpu is None or not cpu.is_dir():
+        return argv
+    return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(cpu / "cgroup.procs"), *argv]
 
 
 def _tree(root: Path) -> list[Path]:

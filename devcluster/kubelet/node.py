@@ -31,7 +31,7 @@ def _environment(layout: Layout) -> Mapping[str, str]:
 
 def _containerd(layout: Layout) -> list[str]:
     paths = NodePaths.of(layout)
-    return namespaces.enter(paths, containerd.argv(paths))
+    return cgroups.joined(namespaces.enter(paths, containerd.argv(paths)))
 
 
 def _containerd_healthy(layout: Layout) -> bool:
@@ -42,7 +42,7 @@ def _containerd_healthy(layout: Layout) -> bool:
 def _kubelet(layout: Layout) -> list[str]:
     paths = NodePaths.of(layout)
     argv = [str(binary_path("kubelet")), *kubelet_config.argv(layout, paths)]
-    return namespaces.enter(paths, argv)
+    return cgroups.joined(namespaces.enter(paths, argv))
 
 
 def _kubelet_healthy(layout: Layout) -> bool:
@@ -53,7 +53,8 @@ def _kubelet_healthy(layout: Layout) -> bool:
 
 def _kube_proxy(layout: Layout) -> list[str]:
     paths = NodePaths.of(layout)
-    return namespaces.enter(paths, [str(binary_path("kube-proxy")), *kube_proxy.argv(paths)])
+    argv = [str(binary_path("kube-proxy")), *kube_proxy.argv(paths)]
+    return cgroups.joined(namespaces.enter(paths, argv))
 
 
 def _kube_proxy_healthy(layout: Layout) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from devcluster import cluster, processes
+from devcluster.kubelet import cgroups
 from devcluster.kubelet.namespaces import KUBELET_SYSCTLS
 from devcluster.kubelet.paths import CGROUP_ROOT, NodePaths
 from devcluster.layout import (
@@ -161,6 +162,45 @@ def test_pods_reach_running_within_seconds_of_their_creation(
     assert p95 < 10.0, latencies
 
 
+def _cgroups_of(process: Path) -> str:
+    try:
+        return (process / "cgroup").read_text()
+    except OSError:  # gone meanwhile
+        return ""
+
+
+def _cpu_cgroup(pid: int) -> str:
+    """The process's cgroup in the hierarchy that holds the cpu controller."""
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _number, controllers, path = line.split(":", 2)
+        if "cpu" in controllers.split(",") or controllers == "":
+            return path
+    raise AssertionError(f"no cpu cgroup for {pid}")
+
+
+def test_the_nodes_daemons_run_in_a_cgroup_of_their_own_and_its_containers_in_their_pods(
+    local_cluster: DevCluster, kubectl: Kubectl, namespace: str
+) -> None:
+    """containerd starved of CPU loses a container's output (devcluster.kubelet.cgroups)."""
+    layout = local_cluster.layout
+    for name in ("containerd", "kubelet", "kube-proxy"):
+        pid = processes.alive(layout.pid_file(name))
+        assert pid is not None, name
+        assert _cpu_cgroup(pid) == f"/{cgroups.DAEMONS}", name
+    shares = Path("/sys/fs/cgroup/cpu", cgroups.DAEMONS, "cpu.shares")
+    assert int(shares.read_text()) == cgroups.DAEMON_CPU_SHARES
+    _create(local_cluster, namespace, _pod("weighed", BUSYBOX, ["sleep", "3600"]))
+    pod, _seen = _wait_phase(local_cluster, namespace, "weighed", {"Running"})
+    cgroup = f"/pod{pod['metadata']['uid']}/"
+    sleepers = [
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and cgroup in _cgroups_of(entry)
+    ]
+    assert sleepers, "no process in the pod's cgroup"
+    assert all(_cpu_cgroup(pid).startswith(f"/{CGROUP_ROOT}/kubepods") for pid in sleepers)
+
+
 def _node_processes(layout: Layout) -> list[str]:
     """Processes started by the cluster (marked), containerd's shims (they name its socket) and
     whatever runs in the node's cgroups."""
@@ -210,7 +250,7 @@ def test_down_leaves_no_process_mount_link_or_cgroup_of_the_node_nor_a_changed_s
         assert _node_processes(layout) == []
         assert [p for p in _mount_points("self") if Path(p).is_relative_to(layout.root)] == []
         assert not Path("/sys/class/net", HOST_LINK).exists()
-        assert list(Path("/sys/fs/cgroup").glob(f"*/{CGROUP_ROOT}")) == []
+        assert list(Path("/sys/fs/cgroup").glob(f"*/{CGROUP_ROOT}*")) == []
     finally:
         cluster.up(layout, s3=S3_STORES)
     assert {name: Path("/proc/sys", name).read_text() for name in KUBELET_SYSCTLS} == sysctls

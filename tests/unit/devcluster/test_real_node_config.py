@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import tarfile
 import tomllib
 from pathlib import Path
@@ -192,21 +193,61 @@ def test_an_archive_is_imported_unless_the_node_holds_its_image_under_every_name
 
 
 def _hierarchies(mount: Path) -> None:
-    for controller in ("cpuset", "memory"):
+    for controller in ("cpu,cpuacct", "cpuset", "memory"):
         (mount / controller).mkdir(parents=True)
     (mount / "cpuset" / "cpuset.cpus").write_text("0-1\n")
     (mount / "cpuset" / "cpuset.mems").write_text("0\n")
 
 
-def test_the_cgroup_root_is_made_in_every_hierarchy(tmp_path: Path) -> None:
+def test_the_cgroup_root_is_made_in_every_hierarchy_and_the_daemons_weigh_more(
+    tmp_path: Path,
+) -> None:
     _hierarchies(tmp_path)
 
     cgroups.ensure(tmp_path)
 
+    daemons = tmp_path / "cpu,cpuacct" / cgroups.DAEMONS
     assert cgroups.roots(tmp_path) == [
+        tmp_path / "cpu,cpuacct" / CGROUP_ROOT,
         tmp_path / "cpuset" / CGROUP_ROOT,
         tmp_path / "memory" / CGROUP_ROOT,
+        daemons,
     ]
+    assert int((daemons / "cpu.shares").read_text()) > 1024
+
+
+@pytest.mark.parametrize(("enabled", "made"), [("cpu memory", True), ("memory", False)])
+def test_under_cgroup_v2_the_daemons_weigh_more_only_where_cpu_is_handed_down(
+    tmp_path: Path, enabled: str, made: bool
+) -> None:
+    (tmp_path / "cgroup.controllers").write_text("cpu memory\n")
+    (tmp_path / "cgroup.subtree_control").write_text(f"{enabled}\n")
+
+    cgroups.ensure(tmp_path)
+
+    weight = tmp_path / cgroups.DAEMONS / "cpu.weight"
+    assert weight.exists() is made
+    if made:
+        assert int(weight.read_text()) > 100
+    assert (cgroups.joined(["true"], tmp_path) != ["true"]) is made
+
+
+def test_a_daemon_runs_in_the_daemons_cgroup_under_its_own_pid(tmp_path: Path) -> None:
+    _hierarchies(tmp_path)
+    cgroups.ensure(tmp_path)
+
+    argv = cgroups.joined(["sh", "-c", "echo $$"], tmp_path)
+    printed = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+
+    procs = tmp_path / "cpu,cpuacct" / cgroups.DAEMONS / "cgroup.procs"
+    assert procs.read_text().split() == printed.split()
+    assert cgroups.processes(tmp_path) == {int(printed)}
+
+
+def test_without_a_cpu_hierarchy_a_daemon_starts_as_it_is(tmp_path: Path) -> None:
+    (tmp_path / "memory").mkdir()
+    cgroups.ensure(tmp_path)
+    assert cgroups.joined(["containerd"], tmp_path) == ["containerd"]
 
 
 def test_the_processes_anywhere_under_the_cgroup_root_are_found(tmp_path: Path) -> None:
