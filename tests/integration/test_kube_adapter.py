@@ -7,7 +7,7 @@ holding one is not refused, nor retried for ever.
 
 Case (R76): a kubelet that fails to read a container's log once its answer has begun (here:
 its log file removed) answers 200 with its error as the body; the adapter refuses that
-answer instead of giving the error as the container's last words.
+answer instead of giving the error as the container's last words, or as its last line.
 """
 
 from __future__ import annotations
@@ -53,6 +53,14 @@ async def _read_log(kubeconfig: str, namespace: str, pod: str) -> bytes:
         await kube.close()
 
 
+async def _last_line(kubeconfig: str, namespace: str, pod: str) -> str:
+    kube = await Kube.connect(kubeconfig)
+    try:
+        return await kube.log_tail(namespace, pod, "main")
+    finally:
+        await kube.close()
+
+
 def test_r76_a_log_the_kubelet_cannot_read_is_refused_not_read_as_its_error(
     local_cluster: DevCluster, kubectl: Kubectl, namespace: str
 ) -> None:
@@ -76,6 +84,7 @@ def test_r76_a_log_the_kubelet_cannot_read_is_refused_not_read_as_its_error(
     kubeconfig = local_cluster.env["KUBECONFIG"]
     read = asyncio.run(_read_log(kubeconfig, namespace, "written"))
     assert read == b'TASK_RESULT: {"success": true}\nTASK_RESULT_END\n'
+    assert asyncio.run(_last_line(kubeconfig, namespace, "written")) == "TASK_RESULT_END"
 
     uid = kubectl.json("get", "pod", "written", "-n", namespace)["metadata"]["uid"]
     logs = NodePaths.of(local_cluster.layout).pod_logs / f"{namespace}_written_{uid}" / "main"
@@ -88,3 +97,4 @@ def test_r76_a_log_the_kubelet_cannot_read_is_refused_not_read_as_its_error(
     with pytest.raises(ApiError, match="not a log line") as refused:
         asyncio.run(_read_log(kubeconfig, namespace, "written"))
     assert refused.value.reason == "NotALogLine"
+    assert asyncio.run(_last_line(kubeconfig, namespace, "written")) == ""

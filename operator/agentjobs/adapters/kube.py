@@ -307,15 +307,25 @@ class Kube:
                 raise
 
     async def log_tail(self, namespace: str, pod: str, container: str) -> str:
-        """The last line a container logged ("" when there is none or it cannot be read)."""
+        """The last line a container logged ("" when there is none or it cannot be read, R76)."""
         path = paths.pod_log(namespace, pod)
-        response = await self._request(
-            "GET", path, query={"container": container, "tailLines": "1", "limitBytes": "2048"}
-        )
+        query = {
+            "container": container,
+            "tailLines": "1",
+            "limitBytes": "2048",
+            "timestamps": "true",
+        }
+        response = await self._request("GET", path, query=query)
         async with response:
             if response.status >= 400:
                 return ""
-            return (await response.text(errors="replace")).strip()
+            log = TimestampedLog()
+            try:
+                line = log.feed(await response.read())
+                log.close()
+            except NotALogLine:
+                return ""
+            return line.decode(errors="replace").strip()
 
     async def stream_log(
         self,
