@@ -10,8 +10,15 @@ their ``Complete`` condition, as ratios, in one run.
 Every moment is observed by one watch client in this process: a pod's creation
 when it is first seen, its start when its status first shows a container
 running or terminated, its termination when its status first shows the first
-container terminated, an Execution or Job's end when its condition first turns
-true. API timestamps are not used: Kubernetes keeps them to the second.
+container terminated, its end when its phase is first ``Succeeded`` or ``Failed``, an
+Execution or Job's end when its condition first turns true. API timestamps are not used:
+Kubernetes keeps them to the second.
+
+Both controllers wait for the pod's end: the kubelet writes an eviction's or a deadline's
+reason only there (and an Execution's harvester syncs until then). The kubelet holds that
+end back until it has torn the pod down, so the time from a container's termination to its
+owner's end is the node's share and the controller's; the time from the pod's end to its
+owner's end, printed last, is the controller's alone.
 
     python benchmarks/completion_latency.py [--count 50] [--spacing 1.0]
 """
@@ -23,6 +30,7 @@ import asyncio
 import statistics
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from kubernetes_asyncio import client, config
@@ -46,12 +54,14 @@ class Observer:
         self.created: dict[str, float] = {}
         self.started: dict[str, float] = {}
         self.terminated: dict[str, float] = {}
+        self.ended: dict[str, float] = {}
         self.finished: dict[str, float] = {}
 
     def pod(self, pod: Any) -> None:
-        owner = (pod.metadata.labels or {}).get("agentjobs.io/execution") or (
-            pod.metadata.labels or {}
-        ).get("job-name")
+        labels = pod.metadata.labels or {}
+        owner: str | None = labels.get("agentjobs.io/execution") or labels.get("job-name")
+        if owner is None:
+            return
         now = time.monotonic()
         self.created.setdefault(owner, now)
         for status in pod.status.container_statuses or []:
@@ -59,6 +69,8 @@ class Observer:
                 self.started.setdefault(owner, now)
             if status.state and status.state.terminated:
                 self.terminated.setdefault(owner, now)
+        if pod.status.phase in ("Succeeded", "Failed"):
+            self.ended.setdefault(owner, now)
 
     def conditions(self, name: str, conditions: list[Any], wanted: str) -> None:
         for condition in conditions or []:
@@ -98,6 +110,10 @@ def latencies(observer: Observer, names: list[str]) -> list[float]:
     return [observer.finished[n] - observer.terminated[n] for n in names]
 
 
+def controller_latencies(observer: Observer, names: list[str]) -> list[float]:
+    return [observer.finished[n] - observer.ended[n] for n in names]
+
+
 def start_latencies(observer: Observer, names: list[str]) -> list[float]:
     return [observer.started[n] - observer.created[n] for n in names]
 
@@ -108,12 +124,38 @@ def summary(values: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), p95
 
 
+def compare(
+    title: str,
+    labels: tuple[str, str],
+    measure: Callable[[Observer, list[str]], list[float]],
+    observer: Observer,
+    executions: list[str],
+    jobs: list[str],
+) -> None:
+    """One time's median and p95 for the Executions and the Jobs, and their ratio."""
+    print(title)
+    ex_median, ex_p95 = summary(measure(observer, executions))
+    job_median, job_p95 = summary(measure(observer, jobs))
+    for label, median, p95 in ((labels[0], ex_median, ex_p95), (labels[1], job_median, job_p95)):
+        print(f"{label + ':':19} median {median * 1000:6.0f} ms   p95 {p95 * 1000:6.0f} ms")
+    print(
+        f"ratio (Execution / Job): median {ex_median / job_median:.2f}x   "
+        f"p95 {ex_p95 / job_p95:.2f}x"
+    )
+
+
 async def wait_all(observer: Observer, names: list[str], timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    while not all(n in observer.finished and n in observer.terminated for n in names):
+    while not all(
+        n in observer.finished and n in observer.terminated and n in observer.ended for n in names
+    ):
         if time.monotonic() > deadline:
             missing = [
-                n for n in names if n not in observer.finished or n not in observer.terminated
+                n
+                for n in names
+                if n not in observer.finished
+                or n not in observer.terminated
+                or n not in observer.ended
             ]
             raise SystemExit(
                 f"timed out; unfinished: {missing[:5]}; seen pods: {list(observer.terminated)[:5]}"
@@ -181,24 +223,26 @@ async def main(count: int, spacing: float) -> None:
         operator.wait()
         await core.delete_namespace(namespace)
         await api.close()
-    print(f"{count} one-phase Executions and {count} Jobs, pod created -> container started")
-    ex_median, ex_p95 = summary(start_latencies(observer, executions))
-    job_median, job_p95 = summary(start_latencies(observer, jobs))
-    print(f"Execution's pod:    median {ex_median * 1000:6.0f} ms   p95 {ex_p95 * 1000:6.0f} ms")
-    print(f"Job's pod:          median {job_median * 1000:6.0f} ms   p95 {job_p95 * 1000:6.0f} ms")
-    print(
-        f"ratio (Execution / Job): median {ex_median / job_median:.2f}x   "
-        f"p95 {ex_p95 / job_p95:.2f}x"
+    compare(
+        f"{count} one-phase Executions and {count} Jobs, pod created -> container started",
+        ("Execution's pod", "Job's pod"),
+        start_latencies,
+        observer,
+        executions,
+        jobs,
     )
-    ex_median, ex_p95 = summary(latencies(observer, executions))
-    job_median, job_p95 = summary(latencies(observer, jobs))
-    print(f"{count} one-phase Executions and {count} Jobs, container terminated -> finished")
-    print(f"Execution Finished: median {ex_median * 1000:6.0f} ms   p95 {ex_p95 * 1000:6.0f} ms")
-    print(f"Job Complete:       median {job_median * 1000:6.0f} ms   p95 {job_p95 * 1000:6.0f} ms")
-    print(
-        f"ratio (Execution / Job): median {ex_median / job_median:.2f}x   "
-        f"p95 {ex_p95 / job_p95:.2f}x"
-    )
+    for what, measure in (
+        ("container terminated -> finished", latencies),
+        ("pod ended -> finished", controller_latencies),
+    ):
+        compare(
+            f"{count} one-phase Executions and {count} Jobs, {what}",
+            ("Execution Finished", "Job Complete"),
+            measure,
+            observer,
+            executions,
+            jobs,
+        )
 
 
 if __name__ == "__main__":
