@@ -8,18 +8,26 @@ holding one is not refused, nor retried for ever.
 Case (R76): a kubelet that fails to read a container's log once its answer has begun (here:
 its log file removed) answers 200 with its error as the body; the adapter refuses that
 answer instead of giving the error as the container's last words, or as its last line.
+
+Case: a follow of a silent container holds a connection whose kernel probes the API server
+while nothing comes (a vanished peer is found without a read timeout ending the stream).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import socket
 import time
 
 import pytest
 
 from agentjobs.adapters import paths
 from agentjobs.adapters.kube import ApiError, Kube
+from agentjobs.adapters.tcp_keepalive import KEEPALIVE_IDLE
 from devcluster.kubelet.paths import NodePaths
+from devcluster.layout import APISERVER_PORT
 from devcluster.testing import DevCluster, Kubectl
 from tests.integration.images import BUSYBOX
 
@@ -98,3 +106,74 @@ def test_r76_a_log_the_kubelet_cannot_read_is_refused_not_read_as_its_error(
         asyncio.run(_read_log(kubeconfig, namespace, "written"))
     assert refused.value.reason == "NotALogLine"
     assert asyncio.run(_last_line(kubeconfig, namespace, "written")) == ""
+
+
+def _keepalive_idle_of_api_connections() -> list[int]:
+    """For each TCP connection of this process to the API server: its keepalive idle
+    seconds, or 0 when it sends no keepalive probes."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if not os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                continue
+            sock = socket.socket(fileno=os.dup(int(fd)))  # its family and type as they are
+        except OSError:
+            continue
+        with sock:
+            if sock.family not in (socket.AF_INET, socket.AF_INET6):
+                continue
+            try:
+                peer = sock.getpeername()
+            except OSError:
+                continue
+            if peer[1] != APISERVER_PORT:
+                continue
+            probing = sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE)
+            idle = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE)
+            found.append(idle if probing else 0)
+    return found
+
+
+async def _follow_silently(kubeconfig: str, namespace: str, pod: str) -> list[int]:
+    kube = await Kube.connect(kubeconfig)
+    try:
+
+        async def follow() -> None:
+            async for _ in kube.stream_log(namespace, pod, "main", follow=True, idle_seconds=600):
+                pass
+
+        following = asyncio.create_task(follow())
+        await asyncio.sleep(2)  # the stream is open, and nothing comes
+        assert not following.done(), "the follow of a running container ended"
+        held = _keepalive_idle_of_api_connections()
+        following.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await following
+        return held
+    finally:
+        await kube.close()
+
+
+def test_a_silent_follow_holds_a_connection_that_probes_its_peer(
+    local_cluster: DevCluster, kubectl: Kubectl, namespace: str
+) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "silent"},
+        "spec": {
+            "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": 0,
+            "containers": [{"name": "main", "image": BUSYBOX, "command": ["sleep", "300"]}],
+        },
+    }
+    kubectl.apply(pod, namespace)
+    deadline = time.monotonic() + 60
+    while kubectl.json("get", "pod", "silent", "-n", namespace)["status"].get("phase") != (
+        "Running"
+    ):
+        assert time.monotonic() < deadline, "the pod did not start"
+        time.sleep(0.2)
+    held = asyncio.run(_follow_silently(local_cluster.env["KUBECONFIG"], namespace, "silent"))
+    assert held, "no connection to the API server was open while the log was followed"
+    assert held == [KEEPALIVE_IDLE] * len(held)

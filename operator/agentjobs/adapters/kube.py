@@ -8,7 +8,8 @@ conflict, forbidden; anything else is raised as :class:`ApiError`.
 
 Log follows hold their connection for as long as the container runs, so they
 have a connection pool of their own, without a cap: a thousand of them never
-make a status write wait for a free connection, nor each other.
+make a status write wait for a free connection, nor each other. Every connection
+probes its peer when idle (:mod:`tcp_keepalive`).
 
 The requests are sent here rather than through the generated client: its session
 trusts the environment, which sends every request through two thread-pool hand-offs
@@ -30,7 +31,7 @@ import yarl
 from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 
-from agentjobs.adapters import metrics, paths
+from agentjobs.adapters import metrics, paths, tcp_keepalive
 from agentjobs.kube.log_timestamps import NotALogLine, TimestampedLog
 
 JsonObject = dict[str, Any]
@@ -77,9 +78,10 @@ class ApiSession:
         if not configuration.verify_ssl:
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
-        self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=limit, ssl=context), trust_env=False
+        connector = aiohttp.TCPConnector(
+            limit=limit, ssl=context, socket_factory=tcp_keepalive.keepalive_socket
         )
+        self._session = aiohttp.ClientSession(connector=connector, trust_env=False)
         self._options: dict[str, Any] = {}
         if configuration.proxy:
             self._options["proxy"] = configuration.proxy
@@ -339,8 +341,8 @@ class Kube:
     ) -> AsyncIterator[bytes]:
         """A container's log from its first byte (or its last ``tail_lines`` lines), followed
         or as it stands; the iterator ends when the stream does. A stream silent for
-        ``idle_seconds`` raises a timeout, so that a half-open connection cannot hold a reader
-        for ever. Only lines the container wrote are yielded: text the node put in the answer
+        ``idle_seconds`` raises a timeout (its connection's keepalive finds a vanished peer
+        sooner). Only lines the container wrote are yielded: text the node put in the answer
         raises an :class:`ApiError` (R76)."""
         path = paths.pod_log(namespace, pod)
         query = {

@@ -46,9 +46,11 @@ from agentjobs.models.contract import SystemFailure, TranscriptFormat, Usage
 from agentjobs.runtime import backoff
 
 logger = logging.getLogger(__name__)
-# A follow stream silent this long is reconnected (the resume check makes that safe), so a
-# half-open connection cannot hold a runner for ever.
-LOG_IDLE_SECONDS = 120.0
+# A follow stream silent this long is reconnected (the resume check makes that safe). A
+# vanished peer ends it sooner, through its connection's keepalive (adapters/tcp_keepalive):
+# this only bounds a peer that answers probes and sends nothing. At 120 s, 5,000 agents of
+# 300 s had each log read twice more from its first byte, only for being quiet.
+LOG_IDLE_SECONDS = 600.0
 # A stream that ended while the pod still showed its agent running is followed again when
 # the pod's next event comes (its termination, mostly), or after this long.
 RECONNECT_SECONDS = 2.0
