@@ -32,6 +32,27 @@ from devcluster.testing import DevCluster, Kubectl
 from tests.integration.images import BUSYBOX
 
 
+def _run_pod(
+    kubectl: Kubectl, namespace: str, name: str, command: list[str], *, until: str
+) -> None:
+    """A pod of one container, ``main``, running ``command``, once its phase is ``until``."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": 0,
+            "containers": [{"name": "main", "image": BUSYBOX, "command": command}],
+        },
+    }
+    kubectl.apply(pod, namespace)
+    deadline = time.monotonic() + 60
+    while kubectl.json("get", "pod", name, "-n", namespace)["status"].get("phase") != until:
+        assert time.monotonic() < deadline, f"the pod {name} is not {until}"
+        time.sleep(0.2)
+
+
 async def _write_and_read(kubeconfig: str, namespace: str) -> tuple[str, str]:
     kube = await Kube.connect(kubeconfig)
     try:
@@ -73,22 +94,7 @@ def test_r76_a_log_the_kubelet_cannot_read_is_refused_not_read_as_its_error(
     local_cluster: DevCluster, kubectl: Kubectl, namespace: str
 ) -> None:
     script = "echo 'TASK_RESULT: {\"success\": true}'; echo TASK_RESULT_END"
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "written"},
-        "spec": {
-            "restartPolicy": "Never",
-            "containers": [{"name": "main", "image": BUSYBOX, "command": ["sh", "-c", script]}],
-        },
-    }
-    kubectl.apply(pod, namespace)
-    deadline = time.monotonic() + 60
-    while kubectl.json("get", "pod", "written", "-n", namespace)["status"].get("phase") != (
-        "Succeeded"
-    ):
-        assert time.monotonic() < deadline, "the pod did not succeed"
-        time.sleep(0.2)
+    _run_pod(kubectl, namespace, "written", ["sh", "-c", script], until="Succeeded")
     kubeconfig = local_cluster.env["KUBECONFIG"]
     read = asyncio.run(_read_log(kubeconfig, namespace, "written"))
     assert read == b'TASK_RESULT: {"success": true}\nTASK_RESULT_END\n'
@@ -157,23 +163,7 @@ async def _follow_silently(kubeconfig: str, namespace: str, pod: str) -> list[in
 def test_a_silent_follow_holds_a_connection_that_probes_its_peer(
     local_cluster: DevCluster, kubectl: Kubectl, namespace: str
 ) -> None:
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "silent"},
-        "spec": {
-            "restartPolicy": "Never",
-            "terminationGracePeriodSeconds": 0,
-            "containers": [{"name": "main", "image": BUSYBOX, "command": ["sleep", "300"]}],
-        },
-    }
-    kubectl.apply(pod, namespace)
-    deadline = time.monotonic() + 60
-    while kubectl.json("get", "pod", "silent", "-n", namespace)["status"].get("phase") != (
-        "Running"
-    ):
-        assert time.monotonic() < deadline, "the pod did not start"
-        time.sleep(0.2)
+    _run_pod(kubectl, namespace, "silent", ["sleep", "300"], until="Running")
     held = asyncio.run(_follow_silently(local_cluster.env["KUBECONFIG"], namespace, "silent"))
     assert held, "no connection to the API server was open while the log was followed"
     assert held == [KEEPALIVE_IDLE] * len(held)
