@@ -146,17 +146,9 @@ def compare(
 
 async def wait_all(observer: Observer, names: list[str], timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    while not all(
-        n in observer.finished and n in observer.terminated and n in observer.ended for n in names
-    ):
+    times = (observer.finished, observer.terminated, observer.ended)
+    while missing := [n for n in names if not all(n in seen for seen in times)]:
         if time.monotonic() > deadline:
-            missing = [
-                n
-                for n in names
-                if n not in observer.finished
-                or n not in observer.terminated
-                or n not in observer.ended
-            ]
             raise SystemExit(
                 f"timed out; unfinished: {missing[:5]}; seen pods: {list(observer.terminated)[:5]}"
             )
