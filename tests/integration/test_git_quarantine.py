@@ -30,13 +30,22 @@ def server(tmp_path: Path) -> Iterator[GitServer]:
         yield served
 
 
+COMMITTER = {
+    "GIT_AUTHOR_NAME": "test",
+    "GIT_AUTHOR_EMAIL": "test@example.com",
+    "GIT_COMMITTER_NAME": "test",
+    "GIT_COMMITTER_EMAIL": "test@example.com",
+}
+
+
 def git(work: Path, *arguments: str, env: dict[str, str] | None = None) -> str:
     basic = base64.b64encode(f"x:{PLAIN.value}".encode()).decode()
     done = subprocess.run(
         ["git", "-c", f"http.extraHeader=Authorization: Basic {basic}", "-C", str(work),
          *arguments],
         capture_output=True, text=True, check=False,
-        env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1", **(env or {})},
+        # A merge commits as someone: a fresh machine has no identity configured.
+        env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1", **COMMITTER, **(env or {})},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
