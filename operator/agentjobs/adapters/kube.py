@@ -20,6 +20,7 @@ again. At a thousand phases those were a fifth of the operator's CPU.
 from __future__ import annotations
 
 import asyncio.sslproto
+import contextlib
 import json
 import ssl
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -227,7 +228,7 @@ class Kube:
         }
         timeout = aiohttp.ClientTimeout(total=None, connect=30, sock_read=None)
         response = await self._request("GET", path, query=query, timeout=timeout, stream=True)
-        async with response:
+        async with _streamed(response):
             if response.status >= 400:
                 raise await _api_error(response)
             pending = b""  # one event is one line, which may be longer than a read
@@ -355,7 +356,7 @@ class Kube:
         timeout = aiohttp.ClientTimeout(total=None, connect=30, sock_read=idle_seconds)
         response = await self._request("GET", path, query=query, timeout=timeout, stream=True)
         log = TimestampedLog()
-        async with response:
+        async with _streamed(response):
             if response.status >= 400:
                 raise await _api_error(response)
             try:
@@ -375,6 +376,22 @@ class _FencedKube(Kube):
     async def _request(self, method: str, path: str, **kwargs: Any) -> aiohttp.ClientResponse:
         self._check()
         return await super()._request(method, path, **kwargs)
+
+
+@contextlib.asynccontextmanager
+async def _streamed(response: aiohttp.ClientResponse) -> AsyncIterator[None]:
+    """``response`` read to its end, or dropped at once when its reader leaves it before.
+
+    Closing a stream cut short would start TLS's goodbye, which keeps the socket open
+    until the API server answers it: a program that ends its event loop first (a test, a
+    command) leaves the socket unclosed. A stream given up needs no goodbye."""
+    async with response:
+        try:
+            yield
+        except BaseException:
+            if response.connection is not None and response.connection.protocol is not None:
+                response.connection.protocol.abort()
+            raise
 
 
 def _watch_event(event: JsonObject) -> JsonObject:
