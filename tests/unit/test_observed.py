@@ -1,11 +1,18 @@
 """What the operator keeps of each watched object: the object under its key, without the
-managedFields nothing reads."""
+managedFields nothing reads; a pod with only the spec the operator reads."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
+from agentjobs.contract.resolution import pod_start
+from agentjobs.kube import pod_state
+from agentjobs.models.contract import SystemFailure
 from agentjobs.runtime import observed
+from tests.unit.test_agent_timeout import ended
+from tests.unit.test_limit_stops import STOPPER
+from tests.unit.test_pods import SIDECARS, pod, spec
 
 
 def phase(owners: list[dict[str, Any]]) -> dict[str, Any]:
@@ -87,3 +94,57 @@ def test_a_pod_is_kept_without_its_prompt_and_its_other_annotations_stay() -> No
     assert kept["metadata"]["annotations"] == {"agentjobs.io/other": "kept"}
     assert "managedFields" not in kept["metadata"] and kept["status"] == {"phase": "Running"}
     assert "agentjobs.io/prompt" in body["metadata"]["annotations"]  # the event's own is whole
+
+
+def kept_pod(body: dict[str, Any]) -> dict[str, Any]:
+    return next(iter(observed.pod_entry(body).values()))
+
+
+def test_a_kept_pod_has_only_the_spec_the_operator_reads() -> None:
+    manifest = pod(spec(timeoutSeconds=5), SIDECARS)
+    manifest["metadata"]["uid"] = "u1"
+    kept = kept_pod(manifest)
+    assert set(kept["spec"]) == {"restartPolicy", "initContainers", "containers"}
+    for container in kept["spec"]["containers"] + kept["spec"]["initContainers"]:
+        assert set(container) <= set(observed.CONTAINER_READ) and "name" in container
+    assert kept["metadata"] == manifest["metadata"]
+    assert "volumes" in manifest["spec"] and "env" in manifest["spec"]["containers"][0]  # whole
+
+
+def test_a_kept_pod_is_judged_as_the_whole_pod_is() -> None:
+    """The timeout (the agent's probe, or a stoppable pod's timekeeper's arguments), the
+    sidecars' restart policies and the scheduling gates read the same from what is kept."""
+    for sidecars, stopper in ((None, None), (SIDECARS, None), (SIDECARS, STOPPER)):
+        for code in (137, 0):
+            whole = ended(
+                pod(spec(timeoutSeconds=5), sidecars, stopper=stopper),
+                "2026-01-01T00:00:00Z",
+                "2026-01-01T00:00:08Z",
+                code,
+            )
+            state = pod_state.agent_state(whole, "agent")
+            found = pod_state.termination_failure(whole, state)
+            assert found is not None and found.code == "DeadlineExceeded"
+            assert pod_state.termination_failure(kept_pod(whole), state) == found
+    crashing = pod(spec(), SIDECARS)
+    crashing["spec"]["schedulingGates"] = [{"name": "example.com/quota"}]
+    assert pod_start.scheduling_gates(kept_pod(crashing)) == ("example.com/quota",)
+    del crashing["spec"]["schedulingGates"]
+    crashing["status"] = {
+        "phase": "Pending",
+        "containerStatuses": [
+            {"name": "agent", "state": {"waiting": {"reason": "PodInitializing"}}}
+        ],
+        "initContainerStatuses": [
+            {
+                "name": "harvester",
+                "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off"}},
+                "restartCount": 3,
+                "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}},
+            }
+        ],
+    }
+    now = datetime(2026, 12, 1, 9, tzinfo=UTC)
+    decided = pod_start.decide(crashing, "agent", now=now, timeout=300)
+    assert isinstance(decided, SystemFailure)  # a sidecar's third failure ends it now
+    assert pod_start.decide(kept_pod(crashing), "agent", now=now, timeout=300) == decided

@@ -70,16 +70,38 @@ def phase_entry(body: Mapping[str, Any]) -> dict[str, JsonObject]:
     return {ref["uid"]: without_managed_fields(body) for ref in references if ref.get("controller")}
 
 
+# What the operator reads of a pod's spec: the restart policies and scheduling gates that
+# tell a pod's trouble (pod_start, R61, R73), the agent's timeout probe and the timekeeper's
+# arguments (agent_timeout). The rest (images, environment, mounts, volumes, security and
+# the API server's defaults) was two thirds of a kept pod's memory.
+POD_SPEC_READ = ("restartPolicy", "schedulingGates")
+CONTAINER_READ = ("name", "restartPolicy", "livenessProbe", "args")
+
+
 def pod_entry(body: Mapping[str, Any]) -> dict[ExecutionKey, JsonObject]:
-    """A phase pod under its namespace and name, without its prompt: the agent reads that
-    annotation through its volume, the operator never does, and it may hold 16 KiB."""
+    """A phase pod under its namespace and name, with only the spec the operator reads and
+    without its prompt: the agent reads that annotation through its volume, the operator
+    never does, and it may hold 16 KiB."""
     kept = without_managed_fields(body)
     annotations = kept["metadata"].get("annotations")
     if annotations and naming.ANNOTATION_PROMPT in annotations:
         kept["metadata"]["annotations"] = {
             key: value for key, value in annotations.items() if key != naming.ANNOTATION_PROMPT
         }
+    if "spec" in kept:
+        kept["spec"] = _pod_spec_read(kept["spec"])
     return {(kept["metadata"]["namespace"], kept["metadata"]["name"]): kept}
+
+
+def _pod_spec_read(spec: Mapping[str, Any]) -> JsonObject:
+    read: JsonObject = {key: spec[key] for key in POD_SPEC_READ if key in spec}
+    for key in ("initContainers", "containers"):
+        if key in spec:
+            read[key] = [
+                {field: container[field] for field in CONTAINER_READ if field in container}
+                for container in spec[key]
+            ]
+    return read
 
 
 @dataclass(frozen=True)
