@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from kubernetes_asyncio import client as k8s_client
 
 from agentjobs.adapters import paths
-from agentjobs.adapters.kube import ApiSession, Kube
+from agentjobs.adapters.api_session import ApiSession
+from agentjobs.adapters.kube import Kube
 
 TRAVERSALS = [
     "../../victim/secrets/agentjobs-webhooks",

@@ -7,32 +7,22 @@ sorted here into the few cases callers act on: missing, already there,
 conflict, forbidden; anything else is raised as :class:`ApiError`.
 
 Log follows hold their connection for as long as the container runs, so they
-have a connection pool of their own, without a cap: a thousand of them never
-make a status write wait for a free connection, nor each other. Every connection
-probes its peer when idle (:mod:`tcp_keepalive`).
-
-The requests are sent here rather than through the generated client: its session
-trusts the environment, which sends every request through two thread-pool hand-offs
-(to read ``~/.netrc`` and the proxy variables), and its serializer walks every body
-again. At a thousand phases those were a fifth of the operator's CPU.
+have a connection pool of their own (an :class:`ApiSession`), without a cap: a thousand
+of them never make a status write wait for a free connection, nor each other.
 """
 
 from __future__ import annotations
 
 import asyncio.sslproto
-import contextlib
 import json
-import ssl
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import aiohttp
 import orjson
-import yarl
-from kubernetes_asyncio import client as k8s_client
-from kubernetes_asyncio import config as k8s_config
 
-from agentjobs.adapters import metrics, paths, tcp_keepalive
+from agentjobs.adapters import metrics, paths
+from agentjobs.adapters.api_session import ApiSession, configuration, streamed
 from agentjobs.kube.log_timestamps import NotALogLine, TimestampedLog
 
 JsonObject = dict[str, Any]
@@ -65,78 +55,6 @@ async def _api_error(response: aiohttp.ClientResponse) -> ApiError:
         message, reason = text, response.reason or ""
     metrics.api_errors.labels(str(response.status)).inc()
     return ApiError(response.status, str(reason), str(message))
-
-
-class ApiSession:
-    """One connection pool to the API server, authenticated as ``configuration`` says
-    (``limit`` 0: no cap on connections)."""
-
-    def __init__(self, configuration: Any, *, limit: int) -> None:
-        self._configuration = configuration
-        context = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
-        if configuration.cert_file:
-            context.load_cert_chain(configuration.cert_file, keyfile=configuration.key_file)
-        if not configuration.verify_ssl:
-            context.check_hostname = False
-            context.verify_mode = ssl.CERT_NONE
-        connector = aiohttp.TCPConnector(
-            limit=limit, ssl=context, socket_factory=tcp_keepalive.keepalive_socket
-        )
-        self._session = aiohttp.ClientSession(connector=connector, trust_env=False)
-        self._options: dict[str, Any] = {}
-        if configuration.proxy:
-            self._options["proxy"] = configuration.proxy
-        if configuration.tls_server_name:
-            self._options["server_hostname"] = configuration.tls_server_name
-
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: Mapping[str, str],
-        body: Any,
-        content_type: str,
-        timeout: aiohttp.ClientTimeout,
-        bearer: str | None = None,
-    ) -> aiohttp.ClientResponse:
-        headers = {"Content-Type": content_type, "Accept": "application/json"}
-        # Asked each time: the configuration refreshes a token that expires (an exec plugin,
-        # a projected service-account token).
-        for setting in (await self._configuration.auth_settings()).values():
-            headers[setting["key"]] = setting["value"]
-        if bearer is not None:
-            headers["Authorization"] = f"Bearer {bearer}"
-        # Sent as built: paths.py quoted every segment, and a URL normalised again here would
-        # resolve a ``..`` against the segments before it.
-        return await self._session.request(
-            method,
-            yarl.URL(self._configuration.host + path, encoded=True),
-            params=query,
-            # Compact, as status_budget measures it; json, not orjson: a lone surrogate an
-            # agent's text kept is sent escaped, where orjson refuses it.
-            data=None if body is None else json.dumps(body, separators=(",", ":")),
-            headers=headers,
-            timeout=timeout,
-            **self._options,
-        )
-
-    async def close(self) -> None:
-        await self._session.close()
-
-
-async def configuration(kubeconfig: str | None = None) -> Any:
-    """The in-cluster service account when there is one (and no ``kubeconfig`` is named),
-    else the kubeconfig."""
-    result = k8s_client.Configuration()
-    if kubeconfig is None:
-        try:
-            k8s_config.load_incluster_config(client_configuration=result)  # type: ignore[no-untyped-call]
-            return result
-        except k8s_config.ConfigException:
-            pass
-    await k8s_config.load_kube_config(config_file=kubeconfig, client_configuration=result)
-    return result
 
 
 class Kube:
@@ -228,7 +146,7 @@ class Kube:
         }
         timeout = aiohttp.ClientTimeout(total=None, connect=30, sock_read=None)
         response = await self._request("GET", path, query=query, timeout=timeout, stream=True)
-        async with _streamed(response):
+        async with streamed(response):
             if response.status >= 400:
                 raise await _api_error(response)
             pending = b""  # one event is one line, which may be longer than a read
@@ -356,7 +274,7 @@ class Kube:
         timeout = aiohttp.ClientTimeout(total=None, connect=30, sock_read=idle_seconds)
         response = await self._request("GET", path, query=query, timeout=timeout, stream=True)
         log = TimestampedLog()
-        async with _streamed(response):
+        async with streamed(response):
             if response.status >= 400:
                 raise await _api_error(response)
             try:
@@ -376,22 +294,6 @@ class _FencedKube(Kube):
     async def _request(self, method: str, path: str, **kwargs: Any) -> aiohttp.ClientResponse:
         self._check()
         return await super()._request(method, path, **kwargs)
-
-
-@contextlib.asynccontextmanager
-async def _streamed(response: aiohttp.ClientResponse) -> AsyncIterator[None]:
-    """``response`` read to its end, or dropped at once when its reader leaves it before.
-
-    Closing a stream cut short would start TLS's goodbye, which keeps the socket open
-    until the API server answers it: a program that ends its event loop first (a test, a
-    command) leaves the socket unclosed. A stream given up needs no goodbye."""
-    async with response:
-        try:
-            yield
-        except BaseException:
-            if response.connection is not None and response.connection.protocol is not None:
-                response.connection.protocol.abort()
-            raise
 
 
 def _watch_event(event: JsonObject) -> JsonObject:
