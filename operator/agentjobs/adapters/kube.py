@@ -13,7 +13,6 @@ of them never make a status write wait for a free connection, nor each other.
 
 from __future__ import annotations
 
-import asyncio.sslproto
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
@@ -21,14 +20,13 @@ from typing import Any
 import aiohttp
 import orjson
 
-from agentjobs.adapters import metrics, paths
+from agentjobs.adapters import metrics, paths, tls_read_buffer
 from agentjobs.adapters.api_session import ApiSession, configuration, streamed
 from agentjobs.kube.log_timestamps import NotALogLine, TimestampedLog
 
 JsonObject = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
-TLS_READ_BUFFER = 16 * 1024
 REQUEST_CONNECTIONS = 100
 
 
@@ -70,10 +68,9 @@ class Kube:
     async def connect(cls, kubeconfig: str | None = None) -> Kube:
         """Connect as :func:`configuration` finds."""
         found = await configuration(kubeconfig)
-        # asyncio gives every TLS connection a 256 KiB read buffer: a thousand log streams
-        # held 250 MiB in it. A TLS record holds at most 16 KiB, so reads of one record lose
-        # nothing, and 5,000 streams hold 80 MiB in them.
-        asyncio.sslproto.SSLProtocol.max_size = TLS_READ_BUFFER
+        # asyncio gave every TLS connection a 256 KiB read buffer of its own: a thousand
+        # log streams held 250 MiB in them.
+        tls_read_buffer.share_read_buffers()
         return cls(ApiSession(found, limit=REQUEST_CONNECTIONS), ApiSession(found, limit=0))
 
     async def close(self) -> None:
