@@ -2,8 +2,9 @@
 API of tests/memory_kube.py, which records every request).
 
 Cases:
-- a reconcile that creates a Phase writes no status: the Phase's own event brings the one
-  write, with the Phase listed (written before, the status would be written twice);
+- a reconcile that creates a Phase writes the status with it listed; neither that write's
+  event nor the Phase's own (the Phase just made) needs a reconcile, and a later change of
+  that Phase does;
 - the event of the reconciler's own last status write is known as that write's echo, once,
   and an event of any other version is not;
 - a cancel that comes before the watch shows the Phase just created cancels that Phase,
@@ -98,22 +99,23 @@ def _reconciler(
 STATUS = f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/executions/{NAME}/status"
 
 
-def test_a_reconcile_that_creates_a_phase_leaves_the_status_to_the_phases_event() -> None:
+def test_a_reconcile_that_creates_a_phase_writes_the_status_and_its_event_changes_nothing() -> None:
     execution = _execution("10")
     kube = _kube(execution)
-    phases: dict[str, list[Any]] = {}
-    reconciler = _reconciler(kube, {KEY: [execution]}, phases)
+    reconciler = _reconciler(kube, {KEY: [execution]}, {})
 
     asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
-    assert kube.requests == [("POST", f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/phases")]
 
-    phases[UID] = [_phase(execution)]  # the Phase's event: the watch shows it
-    asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
-
-    assert kube.requests[1:] == [("PATCH", STATUS)]
+    phases = f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/phases"
+    assert kube.requests == [("POST", phases), ("PATCH", STATUS)]
     assert kube.patches[-1]["status"]["phases"] == [
         {"name": "run", "status": "pending", "deliverableRecovered": False}
     ]
+    written = kube.objects[paths.execution(NAMESPACE, NAME)]["metadata"]["resourceVersion"]
+    assert reconciler.echoes_own_write(NAMESPACE, NAME, written)  # its event reconciles nothing
+    shown = copy.deepcopy(kube.objects[f"{phases}/{NAME}-0-run"])  # the Phase's own event
+    assert not reconciler.phase_changed(shown)
+    assert reconciler.phase_changed({**shown, "status": {"status": "running"}})
 
 
 def test_the_event_of_its_own_last_write_is_known_once_and_no_other() -> None:
@@ -163,6 +165,7 @@ def test_a_cancel_before_the_watch_shows_the_new_phase_cancels_that_phase() -> N
     executions: dict[Any, list[Any]] = {KEY: [execution]}
     reconciler = _reconciler(kube, executions, {})
     asyncio.run(reconciler.reconcile(NAMESPACE, NAME))  # creates the Phase
+    requests, patches = len(kube.requests), len(kube.patches)
     cancelled = copy.deepcopy(execution)
     cancelled["spec"]["cancel"] = True
     cancelled["metadata"]["resourceVersion"] = "30"
@@ -171,8 +174,8 @@ def test_a_cancel_before_the_watch_shows_the_new_phase_cancels_that_phase() -> N
     asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
 
     phase = f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/phases/{NAME}-0-run"
-    assert kube.requests[1] == ("PATCH", phase)
-    assert kube.patches[0] == {"spec": {"cancel": True}}
+    assert kube.requests[requests] == ("PATCH", phase)
+    assert kube.patches[patches] == {"spec": {"cancel": True}}
     assert kube.patches[-1]["status"]["status"] == "running"
 
 
@@ -183,10 +186,11 @@ def test_a_phase_made_here_and_deleted_unseen_is_no_longer_counted() -> None:
     asyncio.run(reconciler.reconcile(NAMESPACE, NAME))  # creates the Phase
     reconciler.phase_deleted(f"uid-{NAME}-0-run")
     del kube.objects[f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/phases/{NAME}-0-run"]
+    requests = len(kube.requests)
 
     asyncio.run(reconciler.reconcile(NAMESPACE, NAME))
 
-    assert kube.requests[-1] == (
+    assert kube.requests[requests] == (
         "POST",
         f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/phases",
     )

@@ -11,6 +11,7 @@ so a second operator (or a restart) can never create a twin.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections import defaultdict
 from collections.abc import Callable
@@ -241,14 +242,15 @@ class ExecutionReconciler:
         if resume.needs_parent(spec, previous):
             resumption = resumption_of(self._observed, namespace, spec)
         now = datetime.now(UTC)
-        plan = execution_plan.plan_execution(
+        planned = functools.partial(
+            execution_plan.plan_execution,
             spec,
-            children,
             previous=previous,
             generation=body["metadata"].get("generation"),
             now=now,
             resumption=resumption,
         )
+        plan = planned(children)
         status = plan.status
         turn: Decision | None = None  # R75: the queue's word, for an Execution that waits
         created: bool | SystemFailure = False
@@ -265,9 +267,11 @@ class ExecutionReconciler:
         elif plan.create_index is not None:
             created = await self._create_phase(body, spec, plan)
         if created is True:
-            # The new Phase's own event reconciles again at once, and writes the status
-            # with it in; written now as well, the status would be written twice.
-            return
+            # Planned again with the new Phase in: the status written now lists it, and the
+            # Phase's own event then changes nothing this Execution reads (phase_changed).
+            children = await self._children(namespace, name, body["metadata"]["uid"])
+            plan = planned(children)
+            status = plan.status
         if isinstance(created, SystemFailure):
             status = execution_plan.phase_refused(
                 status,
@@ -369,5 +373,6 @@ class ExecutionReconciler:
         phase, new = made
         self._created.created(body["metadata"]["uid"], phase)
         if new:
+            self._phase_views[phase["metadata"]["uid"]] = phase_view.execution_view(phase)
             self._phase_created(phase)
         return new
