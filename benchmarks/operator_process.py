@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.cluster_cpu import process_cpu_seconds
-from devcluster import cluster
+from devcluster import cluster, operator_account
 
 AGENTJOBS = Path(sys.executable).parent / "agentjobs"
 PY_SPY = Path(sys.executable).parent / "py-spy"
@@ -31,10 +31,15 @@ def _free_port() -> int:
 
 
 def start_operator(namespace: str, log: Path, *, leader_election: bool) -> subprocess.Popen[bytes]:
-    """`agentjobs run` for `namespace` without artifact storage; with `leader_election`, it
-    leads through a Lease in that namespace (one share's leadership)."""
+    """`agentjobs run` for `namespace` without artifact storage, as the chart runs it: as its
+    ServiceAccount there, with the chart's Role and a token (the Job controller, too, runs
+    with its ServiceAccount's token). With `leader_election`, it leads through the chart's
+    Lease in that namespace (one share's leadership)."""
     env = {**os.environ, **cluster.environment()}
     env = {k: v for k, v in env.items() if not k.startswith("AGENTJOBS_S3_")}
+    replicas = 2 if leader_election else 1
+    kubeconfig = operator_account.operator_kubeconfig(env, namespace, log.parent, replicas=replicas)
+    env["KUBECONFIG"] = str(kubeconfig)
     with log.open("ab") as output:
         return subprocess.Popen(
             [
@@ -46,7 +51,7 @@ def start_operator(namespace: str, log: Path, *, leader_election: bool) -> subpr
                 "--pod-security-context",
                 '{"seccompProfile": {"type": "RuntimeDefault"}}',
                 f"--credentials-listen=127.0.0.1:{_free_port()}",
-                *(["--leader-election", "agentjobs-scale"] if leader_election else []),
+                *(["--leader-election", operator_account.LEASE] if leader_election else []),
             ],
             env=env,
             stdout=output,

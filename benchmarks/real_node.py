@@ -11,11 +11,17 @@ from typing import Any
 
 from kubernetes_asyncio import watch
 
-from devcluster.layout import HOST_ADDRESS
+from devcluster import cluster, operator_account
+from devcluster.layout import HOST_ADDRESS, default_layout
 
 
 def start_operator(namespace: str) -> subprocess.Popen[bytes]:
-    """`agentjobs run` for `namespace`, storing artifacts where the environment says."""
+    """`agentjobs run` for `namespace`, storing artifacts where the environment says, as
+    the chart's ServiceAccount there (:mod:`devcluster.operator_account`)."""
+    layout = default_layout()
+    kubeconfig = operator_account.operator_kubeconfig(
+        {**os.environ, **cluster.environment(layout)}, namespace, layout.logs
+    )
     return subprocess.Popen(
         [
             str(Path(sys.executable).parent / "agentjobs"),
@@ -27,7 +33,7 @@ def start_operator(namespace: str) -> subprocess.Popen[bytes]:
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=os.environ.copy(),
+        env={**os.environ, "KUBECONFIG": str(kubeconfig)},
     )
 
 

@@ -1,7 +1,9 @@
 """N one-phase Executions at once on simulated (kwok) nodes, beside the same N as Jobs.
 
 Starts the simulated nodes if they are not running (``devcluster up --kwok``), then
-the operator for a fresh namespace, without artifact storage, applies N one-phase
+the operator for a fresh namespace, without artifact storage, as the chart's ServiceAccount
+there (its Role, a token: the Job controller too runs with its ServiceAccount's token,
+and both are ranked by the API server's priority and fairness), applies N one-phase
 Executions at once, each pod tolerating and selecting the simulated nodes and running
 for ``--run-seconds``, and waits until every one is Finished. Then, with the operator
 stopped, the same N as Jobs through the Job controller, on the same nodes, in another

@@ -1,7 +1,8 @@
 """benchmarks/scale.py's phases over R replicas, each owning a share: R = 1, 2, 4.
 
 A share is a namespace: each replica is ``agentjobs run --namespace <share>
---leader-election agentjobs-scale``, so it leads its share through its own Lease there. For
+--leader-election agentjobs`` as the chart's ServiceAccount there, so it leads its share
+through the chart's Lease in it. For
 each R given, the N one-phase Executions are spread over R namespaces (Execution i in share
 i mod R) and applied at once on the simulated nodes; it prints each run's figures, then each
 R's total rate over the first R's and whether every phase ran exactly once (one pod each, no

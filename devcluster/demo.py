@@ -27,18 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from devcluster import cluster
-from devcluster.build import KUBERNETES_VERSION, BuildError
+from devcluster import cluster, operator_account
+from devcluster.build import BuildError
 from devcluster.demo_kubectl import AGENTJOBS, NAMESPACE, DemoError, Kubectl, step
 from devcluster.demo_watch import print_artifacts, watch
 from devcluster.layout import HOST_ADDRESS, REPO_ROOT, Layout, default_layout
 
-RELEASE = "agentjobs"
-CHART = REPO_ROOT / "charts" / "agentjobs"
 WORK_DIR = REPO_ROOT / "build" / "demo"
-RBAC_TEMPLATES = ("serviceaccount.yaml", "role.yaml", "rolebinding.yaml")
 # The demo operator's credentials endpoint, on the host's address on the node network.
 CREDENTIALS_PORT = 8443
 
@@ -77,39 +72,9 @@ def install(kubectl: Kubectl) -> str:
         )
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
     kubectl.run("apply", "-f", "-", input=json.dumps(namespace))
-    show_only = [arg for name in RBAC_TEMPLATES for arg in ("--show-only", f"templates/{name}")]
-    rendered = kubectl.tool(
-        "helm", "template", RELEASE, str(CHART), "--namespace", NAMESPACE,
-        "--kube-version", KUBERNETES_VERSION,
-        "--set", f"watchNamespaces={{{NAMESPACE}}}", *show_only,
-    )  # fmt: skip
-    print(kubectl.run("apply", "-f", "-", input=rendered).rstrip())
-    objects = [doc for doc in yaml.safe_load_all(rendered) if doc]
-    (account,) = [o["metadata"]["name"] for o in objects if o["kind"] == "ServiceAccount"]
-    return str(account)
-
-
-def token_kubeconfig(kubectl: Kubectl, account: str) -> Path:
-    """A kubeconfig that authenticates as the operator's ServiceAccount."""
-    token = kubectl.run("create", "token", account, "-n", NAMESPACE, "--duration=2h").strip()
-    admin = yaml.safe_load(Path(kubectl.env["KUBECONFIG"]).read_text())
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": admin["clusters"][:1],
-        "users": [{"name": account, "user": {"token": token}}],
-        "contexts": [
-            {
-                "name": account,
-                "context": {"cluster": admin["clusters"][0]["name"], "user": account},
-            }
-        ],
-        "current-context": account,
-    }
-    path = WORK_DIR / "operator.kubeconfig"
-    path.write_text(yaml.safe_dump(config))
-    path.chmod(0o600)
-    return path
+    account = operator_account.install_rbac(kubectl.env, NAMESPACE)
+    print(f"serviceaccount/{account}, its role and rolebinding applied")
+    return account
 
 
 @contextmanager
@@ -195,7 +160,9 @@ def run_demo(example: Example = MULTI_PHASE) -> bool:
     kubectl = Kubectl(cluster.environment(layout))
     step(f"CRDs, and the chart's RBAC for namespace {NAMESPACE}")
     account = install(kubectl)
-    kubeconfig = token_kubeconfig(kubectl, account)
+    kubeconfig = operator_account.token_kubeconfig(
+        kubectl.env, NAMESPACE, account, WORK_DIR / "operator.kubeconfig", duration="2h"
+    )
     step(f"The operator, as ServiceAccount {NAMESPACE}/{account}")
     with operator(kubectl, kubeconfig):
         remove_previous_run(kubectl, example.execution)

@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from devcluster.build import KUBERNETES_VERSION
+from devcluster.operator_account import CHART, RELEASE, token_kubeconfig
 from devcluster.testing import Kubectl
 from tests.integration.operator_fixtures import wait_for
-from tests.integration.test_rbac import CHART, RELEASE, token_kubeconfig
 
 TENANT = "tenant"
 
@@ -49,9 +49,7 @@ def tenant(
         "--clusterrole=edit", f"--serviceaccount={namespace}:{TENANT}",
     )  # fmt: skip
     as_tenant = kubectl.with_kubeconfig(
-        token_kubeconfig(
-            kubectl, Path(s3_env["KUBECONFIG"]), namespace, TENANT, tmp_path / "tenant.kubeconfig"
-        )
+        token_kubeconfig(kubectl.env, namespace, TENANT, tmp_path / "tenant.kubeconfig")
     )
     # The aggregation controller adds the chart's rules to `edit` in a moment.
     wait_for(

@@ -28,10 +28,10 @@ import yaml
 from minio import Minio
 
 from devcluster.build import KUBERNETES_VERSION
+from devcluster.operator_account import CHART, RELEASE, token_kubeconfig
 from devcluster.testing import Kubectl
 from tests.integration.console_fixtures import console
 from tests.integration.stored import BUCKET
-from tests.integration.test_rbac import CHART, RELEASE, token_kubeconfig
 
 ARTIFACT = b"# Report\n\x00\x01 binary tail \xff"
 PHASE = "write"
@@ -161,9 +161,7 @@ def deployed(
                 obj["roleRef"]["name"] = f"{namespace}-console"
             kubectl.run("apply", "-f", "-", input=yaml.safe_dump(obj))
     account = f"{RELEASE}-console"
-    config = token_kubeconfig(
-        kubectl, Path(s3_env["KUBECONFIG"]), namespace, account, tmp_path / "console.kubeconfig"
-    )
+    config = token_kubeconfig(kubectl.env, namespace, account, tmp_path / "console.kubeconfig")
     tenant_token = kubectl.run(
         "create", "token", "tenant", "-n", namespace, "--duration=1h"
     ).stdout.strip()

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -40,19 +39,16 @@ from typing import Any
 import pytest
 import yaml
 
-from devcluster.build import KUBERNETES_VERSION
+from devcluster.operator_account import LEASE, account_name, render_rbac, token_kubeconfig
 from devcluster.testing import DevCluster, Kubectl
 from tests.integration.operator_fixtures import (
-    REPO,
     OperatorProcess,
     wait_for,
 )
 
-CHART = REPO / "charts" / "agentjobs"
 # Longer than either scenario takes with every permission (about 5 s here).
 RUN_SECONDS = 8
 SCENARIOS = Path(__file__).resolve().parent / "manifests" / "rbac"
-RELEASE = "agentjobs"
 WEBHOOKS_SECRET = "agentjobs-webhooks"  # the chart's default webhooks.secretName
 
 
@@ -120,7 +116,6 @@ PERMISSIONS = [
     Permission("", "events", "create", blocks=False),
 ]
 # With more than one replica (`--leader-election`), the replicas elect their leader by a Lease.
-LEASE = RELEASE  # the chart names it after the release
 LEASE_PERMISSIONS = [
     # Refused, no replica can start the election, so none ever leads.
     Permission("coordination.k8s.io", "leases", "create"),
@@ -129,52 +124,6 @@ LEASE_PERMISSIONS = [
     # then stops: the run may end first.
     Permission("coordination.k8s.io", "leases", "update", blocks=False),
 ]
-
-
-def render_rbac(
-    env: dict[str, str], namespace: str, replicas: int = 1, *, webhooks: bool = False
-) -> list[dict[str, Any]]:
-    """The chart's ServiceAccount, Role and RoleBinding for an operator of one namespace,
-    and with more than one replica the Role and RoleBinding of its Lease."""
-    result = subprocess.run(
-        [
-            "helm",
-            "template",
-            RELEASE,
-            str(CHART),
-            "--kube-version",
-            KUBERNETES_VERSION,
-            "--namespace",
-            namespace,
-            "--set",
-            f"watchNamespaces={{{namespace}}}",
-            "--set",
-            f"replicaCount={replicas}",
-            "--set",
-            f"webhooks.enabled={str(webhooks).lower()}",
-            *(
-                [
-                    "--show-only",
-                    "templates/leader-election-role.yaml",
-                    "--show-only",
-                    "templates/leader-election-rolebinding.yaml",
-                ]
-                if replicas > 1
-                else []
-            ),
-            "--show-only",
-            "templates/serviceaccount.yaml",
-            "--show-only",
-            "templates/role.yaml",
-            "--show-only",
-            "templates/rolebinding.yaml",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
 
 
 def triples(*roles: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -215,30 +164,6 @@ def _without(role: dict[str, Any], permission: Permission) -> dict[str, Any]:
     return reduced
 
 
-def token_kubeconfig(
-    kubectl: Kubectl, admin: Path, namespace: str, account: str, path: Path
-) -> Path:
-    """A kubeconfig that authenticates as the ServiceAccount, with a short-lived token."""
-    token = kubectl.run("create", "token", account, "-n", namespace, "--duration=1h").stdout.strip()
-    cluster = yaml.safe_load(admin.read_text())["clusters"][0]
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [cluster],
-        "users": [{"name": account, "user": {"token": token}}],
-        "contexts": [
-            {
-                "name": account,
-                "context": {"cluster": cluster["name"], "user": account, "namespace": namespace},
-            }
-        ],
-        "current-context": account,
-    }
-    path.write_text(yaml.safe_dump(config))
-    path.chmod(0o600)
-    return path
-
-
 @dataclass
 class Installed:
     """The operator's RBAC objects in a namespace, and a way to run the operator with them."""
@@ -269,13 +194,9 @@ def installed(
     for obj in objects:
         if obj["kind"] != "Role":
             kubectl.apply(obj, namespace)
-    (account,) = [o["metadata"]["name"] for o in objects if o["kind"] == "ServiceAccount"]
+    account = account_name(objects)
     kubeconfig = token_kubeconfig(
-        kubectl,
-        Path(local_cluster.env["KUBECONFIG"]),
-        namespace,
-        account,
-        tmp_path / "operator.kubeconfig",
+        local_cluster.env, namespace, account, tmp_path / "operator.kubeconfig"
     )
     started: list[OperatorProcess] = []
 
@@ -405,7 +326,7 @@ def test_the_operator_may_get_only_the_webhooks_secret_and_only_when_webhooks_ar
             assert (rule["verbs"], rule["resourceNames"]) == (["get"], [WEBHOOKS_SECRET])
     for obj in objects:
         kubectl.apply(obj, namespace)
-    (account,) = [o["metadata"]["name"] for o in objects if o["kind"] == "ServiceAccount"]
+    account = account_name(objects)
 
     def may(*request: str) -> bool:
         return can_i(kubectl, namespace, account, *request)

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from devcluster.operator_account import token_kubeconfig
 from devcluster.testing import DevCluster, Kubectl
 from tests.integration.operator_fixtures import wait_for
-from tests.integration.test_rbac import token_kubeconfig
 
 TENANT_ACCOUNT = "tenant"
 TENANT_RULES = [
@@ -63,11 +63,8 @@ def tenant(
         "create", "rolebinding", "tenant", "-n", namespace, "--role=tenant",
         f"--serviceaccount={namespace}:{TENANT_ACCOUNT}",
     )  # fmt: skip
-    kubeconfig = Path(local_cluster.env["KUBECONFIG"])
     as_tenant = kubectl.with_kubeconfig(
-        token_kubeconfig(
-            kubectl, kubeconfig, namespace, TENANT_ACCOUNT, tmp_path / "tenant.kubeconfig"
-        )
+        token_kubeconfig(kubectl.env, namespace, TENANT_ACCOUNT, tmp_path / "tenant.kubeconfig")
     )
     wait_for(
         lambda: (
