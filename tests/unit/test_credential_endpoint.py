@@ -31,8 +31,9 @@ import urllib3
 from aiohttp import web
 
 from agentjobs.adapters import tls_identity
-from agentjobs.adapters.object_store import ObjectStore, StorageError, StorageSettings
+from agentjobs.adapters.object_store import ObjectStore, StorageSettings
 from agentjobs.adapters.presigned_store import CredentialRefused, PresignedStore
+from agentjobs.adapters.store_common import StorageError
 from agentjobs.cli import run
 from agentjobs.contract.artifacts import credentials
 from agentjobs.contract.artifacts.bucket_policy import BucketPolicy

@@ -10,7 +10,7 @@ import aiohttp
 import pytest
 
 from agentjobs.adapters.kube import ApiError
-from agentjobs.adapters.object_store import StorageError
+from agentjobs.adapters.store_common import StorageError
 from agentjobs.runtime.errors import RetryLater, log_retry, transient
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentjobs.adapters.object_store import StorageError, StorageNotConfigured, StorageSettings
+from agentjobs.adapters.object_store import StorageNotConfigured, StorageSettings
+from agentjobs.adapters.store_common import StorageError
 from agentjobs.contract.artifacts import harvest, object_layout
 from agentjobs.contract.artifacts.handoff import UnsafeArtifactPath
 from agentjobs.models.output import EntryKind, HarvestLimits, OutputEntry

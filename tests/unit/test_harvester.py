@@ -22,8 +22,8 @@ from typing import IO
 
 import pytest
 
-from agentjobs.adapters.object_store import StorageError
 from agentjobs.adapters.presigned_store import CredentialRefused
+from agentjobs.adapters.store_common import StorageError
 from agentjobs.models.output import DEFAULT_HARVEST_LIMITS, GIB, HarvestLimits
 from agentjobs.models.storage import ArtifactManifest, ObjectLocation
 from agentjobs.sidecars import harvester

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import mimetypes
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from minio.deleteobjects import DeleteObject
 from minio.error import MinioException, S3Error
 
 from agentjobs.adapters.checked_file import write_checked
+from agentjobs.adapters.store_common import StorageError, content_type
 from agentjobs.models.storage import ObjectLocation
 
 ENV_ENDPOINT = "AGENTJOBS_S3_ENDPOINT"
@@ -34,15 +34,6 @@ ENV_ACCESS_KEY = "AGENTJOBS_S3_ACCESS_KEY"
 ENV_SECRET_KEY = "AGENTJOBS_S3_SECRET_KEY"
 DEFAULT_BUCKET = "agentjobs"
 READ_CHUNK = 1024 * 1024
-
-
-class StorageError(Exception):
-    """The store could not be reached or refused a request (retry later); ``code`` is the
-    store's own error code, when it gave one."""
-
-    def __init__(self, message: str, code: str = "") -> None:
-        super().__init__(message)
-        self.code = code
 
 
 class StorageNotConfigured(StorageError):
@@ -99,11 +90,6 @@ class _HashingReader(io.RawIOBase):
         data = self._source.read(size)
         self.digest.update(data)
         return data
-
-
-def content_type(path: str) -> str:
-    guessed, _ = mimetypes.guess_type(path)
-    return guessed or "application/octet-stream"
 
 
 class StoredObject:

@@ -29,7 +29,7 @@ from typing import IO, Any
 import urllib3
 
 from agentjobs.adapters.checked_file import write_checked
-from agentjobs.adapters.object_store import StorageError, content_type
+from agentjobs.adapters.store_common import StorageError, content_type
 from agentjobs.models import presign
 from agentjobs.models.storage import ObjectLocation
 

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 
 from agentjobs.adapters import paths
-from agentjobs.adapters.object_store import StorageError
+from agentjobs.adapters.store_common import StorageError
 from agentjobs.kube import naming
 from agentjobs.models.resource_status import PhaseResourceStatus
 from agentjobs.models.resources import PhaseSpec

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from agentjobs.adapters.object_store import StorageError
 from agentjobs.adapters.presigned_store import PresignedStore
+from agentjobs.adapters.store_common import StorageError
 from agentjobs.kube import in_pod
 from agentjobs.models.repositories import PhaseRepository
 from agentjobs.models.storage import HandoffRef

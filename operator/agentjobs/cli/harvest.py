@@ -7,8 +7,8 @@ import logging
 import sys
 from pathlib import Path
 
-from agentjobs.adapters.object_store import StorageError
 from agentjobs.adapters.presigned_store import PresignedStore
+from agentjobs.adapters.store_common import StorageError
 from agentjobs.kube import in_pod
 from agentjobs.models import output
 from agentjobs.sidecars import harvester

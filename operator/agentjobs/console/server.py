@@ -16,8 +16,8 @@ from pathlib import Path
 from aiohttp import web
 
 from agentjobs.adapters.kube import ApiError
-from agentjobs.adapters.object_store import StorageError
 from agentjobs.adapters.paths import InvalidName
+from agentjobs.adapters.store_common import StorageError
 from agentjobs.console import downloads, pages, render, streams
 from agentjobs.console.access import Refused
 from agentjobs.console.context import CONSOLE, Console, console_of

@@ -11,7 +11,7 @@ import aiohttp
 from pydantic import BaseModel
 
 from agentjobs.adapters.kube import ApiError, JsonObject, Kube
-from agentjobs.adapters.object_store import StorageError
+from agentjobs.adapters.store_common import StorageError
 from agentjobs.kube import admission
 from agentjobs.kube.status_patch import status_patch
 

@@ -29,7 +29,8 @@ from aiohttp import web
 
 from agentjobs.adapters import paths, tls_identity
 from agentjobs.adapters.kube import ApiError, Kube
-from agentjobs.adapters.object_store import ObjectStore, StorageError
+from agentjobs.adapters.object_store import ObjectStore
+from agentjobs.adapters.store_common import StorageError
 from agentjobs.adapters.tls_identity import TlsIdentity
 from agentjobs.contract.artifacts import credentials
 from agentjobs.contract.artifacts.bucket_policy import BucketPolicy

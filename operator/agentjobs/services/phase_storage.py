@@ -18,7 +18,8 @@ from typing import IO, TypeVar
 from pydantic import ValidationError
 
 from agentjobs.adapters import metrics
-from agentjobs.adapters.object_store import ObjectStore, StorageError
+from agentjobs.adapters.object_store import ObjectStore
+from agentjobs.adapters.store_common import StorageError
 from agentjobs.contract.artifacts import harvest, object_layout, unpushed_work
 from agentjobs.contract.artifacts.bucket_policy import BucketPolicy
 from agentjobs.models.contract import Artifact

@@ -27,8 +27,8 @@ from typing import TypeVar
 
 from agentjobs.adapters import input_dir as destinations
 from agentjobs.adapters import output_dir as directories
-from agentjobs.adapters.object_store import StorageError
 from agentjobs.adapters.presigned_store import PresignedStore
+from agentjobs.adapters.store_common import StorageError
 from agentjobs.contract.artifacts import handoff
 from agentjobs.kube import pod_placement
 from agentjobs.models.storage import HandoffManifest, HandoffRef, ObjectLocation

@@ -32,8 +32,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from agentjobs.adapters import output_dir
-from agentjobs.adapters.object_store import StorageError, content_type
 from agentjobs.adapters.presigned_store import CredentialRefused, PresignedStore
+from agentjobs.adapters.store_common import StorageError, content_type
 from agentjobs.contract.artifacts import harvest, object_layout, unpushed_work
 from agentjobs.kube import in_pod
 from agentjobs.models.output import DEFAULT_HARVEST_LIMITS, HarvestLimits, OutputEntry
