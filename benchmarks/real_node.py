@@ -17,24 +17,26 @@ from devcluster.layout import HOST_ADDRESS, default_layout
 
 def start_operator(namespace: str) -> subprocess.Popen[bytes]:
     """`agentjobs run` for `namespace`, storing artifacts where the environment says, as
-    the chart's ServiceAccount there (:mod:`devcluster.operator_account`)."""
+    the chart's ServiceAccount there (:mod:`devcluster.operator_account`); its log is
+    appended to the cluster's ``logs/real-node-operator.log``."""
     layout = default_layout()
     kubeconfig = operator_account.operator_kubeconfig(
         {**os.environ, **cluster.environment(layout)}, namespace, layout.logs
     )
-    return subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "agentjobs"),
-            "run",
-            "--namespace",
-            namespace,
-            # Its pods reach the host on the node network, not on their own loopback.
-            f"--credentials-listen={HOST_ADDRESS}:0",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "KUBECONFIG": str(kubeconfig)},
-    )
+    with (layout.logs / "real-node-operator.log").open("ab") as log:
+        return subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "agentjobs"),
+                "run",
+                "--namespace",
+                namespace,
+                # Its pods reach the host on the node network, not on their own loopback.
+                f"--credentials-listen={HOST_ADDRESS}:0",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "KUBECONFIG": str(kubeconfig)},
+        )
 
 
 async def watch_forever(handle: Any, list_function: Any, *args: Any) -> None:
