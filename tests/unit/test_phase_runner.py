@@ -9,7 +9,8 @@ phase interrupted. The pod the runner has just made is taken as its creation ret
 until a pod event wakes the runner, and asked for again after a while without one. Without
 storage the run's facts go in the next write (the end, or a retry's), and the pod only
 after it. The attempt's running status is written once its agent has started: with the
-log's first checkpoint, or alone after a while of silence.
+log's first checkpoint, or alone after a while of silence. A wake that comes while the
+runner is busy is kept for its next wait, the stopper waiting beside it.
 """
 
 from __future__ import annotations
@@ -288,3 +289,28 @@ def test_without_storage_a_retried_attempts_pod_goes_after_the_retrying_write() 
     release = kube.requests.index(("UNFINALIZE", POD))
     written = [request for request in kube.requests[:release] if request[0] == "PATCH"]
     assert kube.patches[len(written) - 1]["status"]["attempt"] == 2  # the retrying write
+
+
+def test_a_wake_while_the_runner_is_busy_is_kept_for_its_next_wait() -> None:
+    # The pod ends while the runner writes a status (no one waits on `changed`); the stopper,
+    # which waits for a stop request meanwhile, must not take the wake the runner needs.
+    kube = MemoryKube()
+    phase_in(kube)
+    body = kube.objects[paths.phase(NAMESPACE, PHASE)]
+    observed = Observed(executions={}, phases={}, pods={})  # type: ignore[arg-type]
+
+    async def main() -> float:
+        ctx = phase_context.PhaseContext(kube, OperatorConfig(), None, observed, body)  # type: ignore[arg-type]
+        stopper = asyncio.create_task(pod_wait.stop_when_requested(ctx, naming.pod(PHASE, 1)))
+        await asyncio.sleep(0.01)  # the stopper waits
+        ctx.wake()
+        await asyncio.sleep(0.01)  # it has run since
+        started = asyncio.get_running_loop().time()
+        await ctx.wait(2.0)
+        waited = asyncio.get_running_loop().time() - started
+        assert not stopper.done()  # no stop was requested: the pod stays
+        stopper.cancel()
+        await asyncio.gather(stopper, return_exceptions=True)
+        return waited
+
+    assert asyncio.run(main()) < 0.5

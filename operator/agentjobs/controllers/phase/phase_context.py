@@ -66,6 +66,10 @@ class PhaseContext:
         self._written = self.status
         self._release_when_written: str | None = None
         self.changed = asyncio.Event()
+        # The stopper's wake (:meth:`until_stop_requested`). On ``changed`` it cleared wakes the
+        # runner had not seen yet: a pod that ended during a status write was waited on for
+        # the full recheck, 2 s.
+        self._stop_wake = asyncio.Event()
         self.stops = phase_core.Stops(cancel=self.spec.cancel, interrupt=self.spec.interrupt)
         self.deleted_by_operator = False
         # When this process read the agent's log to its end (time.monotonic), for metrics.
@@ -114,6 +118,14 @@ class PhaseContext:
         creation answer."""
         self._created_pod = None
         self.changed.set()
+        self._stop_wake.set()
+
+    async def until_stop_requested(self) -> None:
+        """Until the phase is told to stop (cancelled or interrupted); ``notify`` sets the
+        request before it wakes."""
+        while not self.stops.requested:
+            await self._stop_wake.wait()
+            self._stop_wake.clear()
 
     def pod_created(self, pod: JsonObject) -> None:
         """``pod`` was just created by this runner, as the API server returned it."""

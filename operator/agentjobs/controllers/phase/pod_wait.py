@@ -115,8 +115,7 @@ async def stop_when_requested(ctx: PhaseContext, pod_name: str) -> None:
     """Delete the pod once the phase is cancelled or interrupted (R22, R44); ``notify`` sets
     the request before it wakes the runner, so no timer is needed (a thousand runners
     polling every 2 s was 500 wake-ups a second)."""
-    while not ctx.stops.requested:
-        await ctx.wait(None)
+    await ctx.until_stop_requested()
     pod = await ctx.current_pod(pod_name)
     if pod is not None:
         await phase_pod.delete_pod(ctx, pod, grace_seconds=ctx.config.cancel_grace_seconds)
