@@ -16,10 +16,8 @@ from typing import Any
 import yaml
 
 from devcluster.build import KUBERNETES_VERSION
-from devcluster.layout import REPO_ROOT
+from devcluster.manifests import CHART, RELEASE
 
-RELEASE = "agentjobs"
-CHART = REPO_ROOT / "charts" / "agentjobs"
 LEASE = RELEASE  # the chart names the replicas' Lease after the release
 
 

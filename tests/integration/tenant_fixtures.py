@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from devcluster.build import KUBERNETES_VERSION
-from devcluster.operator_account import CHART, RELEASE, token_kubeconfig
+from devcluster.manifests import CHART, RELEASE
+from devcluster.operator_account import token_kubeconfig
 from devcluster.testing import Kubectl
 from tests.integration.operator_fixtures import wait_for
 

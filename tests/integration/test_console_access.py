@@ -28,7 +28,8 @@ import yaml
 from minio import Minio
 
 from devcluster.build import KUBERNETES_VERSION
-from devcluster.operator_account import CHART, RELEASE, token_kubeconfig
+from devcluster.manifests import CHART, RELEASE
+from devcluster.operator_account import token_kubeconfig
 from devcluster.testing import Kubectl
 from tests.integration.console_fixtures import console
 from tests.integration.stored import BUCKET
