@@ -108,14 +108,23 @@ def test_a_reconcile_that_creates_a_phase_writes_the_status_and_its_event_change
 
     phases = f"/apis/agentjobs.io/v1alpha1/namespaces/{NAMESPACE}/phases"
     assert kube.requests == [("POST", phases), ("PATCH", STATUS)]
-    assert kube.patches[-1]["status"]["phases"] == [
-        {"name": "run", "status": "pending", "deliverableRecovered": False}
+    assert kube.patches[-1]["status"]["phases"] == [  # R77: listed running from its creation
+        {"name": "run", "status": "running", "deliverableRecovered": False}
     ]
     written = kube.objects[paths.execution(NAMESPACE, NAME)]["metadata"]["resourceVersion"]
     assert reconciler.echoes_own_write(NAMESPACE, NAME, written)  # its event reconciles nothing
     shown = copy.deepcopy(kube.objects[f"{phases}/{NAME}-0-run"])  # the Phase's own event
     assert not reconciler.phase_changed(shown)
-    assert reconciler.phase_changed({**shown, "status": {"status": "running"}})
+    started = {
+        "status": "running",
+        "podName": f"{NAME}-0-run-1",
+        "attempt": 1,
+        "startedAt": "2026-12-05T12:00:00Z",
+        "observedGeneration": 1,
+        "conditions": [{"type": "Ready", "status": "False", "reason": "Running"}],
+    }
+    assert not reconciler.phase_changed({**shown, "status": started})  # R77: no write for it
+    assert reconciler.phase_changed({**shown, "status": {**started, "status": "completed"}})
 
 
 def test_the_event_of_its_own_last_write_is_known_once_and_no_other() -> None:

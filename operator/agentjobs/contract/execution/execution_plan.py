@@ -92,7 +92,7 @@ def _record(child: ChildPhase) -> execution.PhaseRecord:
     status = child.status
     return execution.PhaseRecord(
         name=child.spec.name,
-        status=status.status or PhaseStatus.PENDING,
+        status=status.status or PhaseStatus.RUNNING,
         failure_classification=status.failure_classification,
         reported_failure_reason=status.reported_failure_reason,
         reported_side_effects=status.report.side_effects if status.report else None,
@@ -269,7 +269,7 @@ def _summaries(
     summaries = [
         PhaseSummary(
             name=c.spec.name,
-            status=c.status.status or PhaseStatus.PENDING,
+            status=c.status.status or PhaseStatus.RUNNING,
             deliverable_recovered=bool(c.status.deliverable_recovered),
             reported_side_effects=execution.counted_side_effects(
                 c.status.status, c.status.report.side_effects if c.status.report else None

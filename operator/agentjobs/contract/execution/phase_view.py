@@ -1,9 +1,16 @@
-"""What an Execution reads of one of its Phases: everything but its runner's checkpoints.
+"""What an Execution reads of one of its Phases: how it ended, or that it has not (R77).
 
 A Phase's runner records how far it has read the agent's log (``status.log``) and the
 run's facts (``status.run``) so that it can go on after a restart (R14). Its Execution
 never reads them: its plan is given the view below, so a Phase event that changed only
 those checkpoints cannot change the Execution's plan, and needs no reconcile of it.
+
+Nor does an Execution follow where an unended Phase is (R77): its pod made, waiting,
+its agent started, the attempt it is on. It lists the phase ``running`` from its creation
+to its end, as its own status is ``running`` from its start (R23), and reads of it only
+what its plan takes from an unended phase (usage for the budget, R71; where repositories
+stand, R63; a grader's result). The Phase's start is then no write of the Execution:
+each status write costs the API server more than any other request the operator makes.
 """
 
 from __future__ import annotations
@@ -11,15 +18,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentjobs.contract.phase.phase_status import TERMINAL
+from agentjobs.models.contract import PhaseStatus
+
 RUNNER_CHECKPOINTS = frozenset({"log", "run"})
+# How an unended Phase's attempt goes on: the Phase's own status shows it.
+ATTEMPT_PROGRESS = frozenset(
+    {"podName", "attempt", "attempts", "startedAt", "observedGeneration", "conditions"}
+)
 # Changed by every write; they say nothing about the Phase itself.
 WRITE_MARKS = frozenset({"resourceVersion", "managedFields"})
 
 
 def status_view(phase: Mapping[str, Any]) -> dict[str, Any]:
-    """The Phase's status without its runner's checkpoints."""
+    """The Phase's status as its Execution reads it: an ended one's whole but for its
+    runner's checkpoints; an unended one's ``running``, without its attempt's progress."""
     status = phase.get("status") or {}
-    return {key: value for key, value in status.items() if key not in RUNNER_CHECKPOINTS}
+    if status.get("status") in TERMINAL:
+        return {key: value for key, value in status.items() if key not in RUNNER_CHECKPOINTS}
+    left_out = RUNNER_CHECKPOINTS | ATTEMPT_PROGRESS
+    view = {key: value for key, value in status.items() if key not in left_out}
+    view["status"] = PhaseStatus.RUNNING.value
+    return view
 
 
 def execution_view(phase: Mapping[str, Any]) -> dict[str, Any]:
