@@ -26,6 +26,7 @@ RUNNER_CHECKPOINTS = frozenset({"log", "run"})
 ATTEMPT_PROGRESS = frozenset(
     {"podName", "attempt", "attempts", "startedAt", "observedGeneration", "conditions"}
 )
+UNENDED_LEFT_OUT = RUNNER_CHECKPOINTS | ATTEMPT_PROGRESS
 # Changed by every write; they say nothing about the Phase itself.
 WRITE_MARKS = frozenset({"resourceVersion", "managedFields"})
 
@@ -36,8 +37,7 @@ def status_view(phase: Mapping[str, Any]) -> dict[str, Any]:
     status = phase.get("status") or {}
     if status.get("status") in TERMINAL:
         return {key: value for key, value in status.items() if key not in RUNNER_CHECKPOINTS}
-    left_out = RUNNER_CHECKPOINTS | ATTEMPT_PROGRESS
-    view = {key: value for key, value in status.items() if key not in left_out}
+    view = {key: value for key, value in status.items() if key not in UNENDED_LEFT_OUT}
     view["status"] = PhaseStatus.RUNNING.value
     return view
 
